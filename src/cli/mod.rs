@@ -1,0 +1,169 @@
+//! The command-line interface: argument definitions, resolution into settings, and one module
+//! per sub-command. The only layer that uses `anyhow` and prints.
+//!
+//! Exit codes (stable): 0 success, 1 the input has errors (diagnostics, rejected plans, a
+//! failed verification), 2 the command could not run (usage, IO, configuration).
+
+mod check;
+mod output;
+mod props;
+
+use std::io::{self, IsTerminal};
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+pub use output::Printer;
+
+/// Process exit status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Status {
+    /// Everything went well.
+    Success = 0,
+    /// The command ran and found errors in its input.
+    Failure = 1,
+    /// The command could not run: bad usage, IO failure, invalid configuration.
+    Error = 2,
+}
+
+/// skillc compiles Agent Skills into a signed, reproducible catalog of executors.
+#[derive(Debug, Parser)]
+#[command(name = "skillc", version, about, long_about = None, propagate_version = true)]
+#[command(
+    after_help = "Exit status: 0 success, 1 errors found in the input, 2 the command could not run.\n\
+Run `skillc explain CODE` for the long explanation of a diagnostic code."
+)]
+pub struct Args {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+    /// Number of worker threads (default: one per core).
+    #[arg(short = 'j', long, global = true, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// When to use colours in human-readable output.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+}
+
+/// When to colour output.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when writing to a terminal and `NO_COLOR` is unset.
+    Auto,
+    /// Always colour.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+/// Output formats of commands that report diagnostics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// rustc-style diagnostics with source snippets, then a summary line.
+    Human,
+    /// One line per diagnostic: `file:line:col: severity[CODE]: message`.
+    Short,
+    /// One JSON document (schema in docs/json.md).
+    Json,
+}
+
+/// The sub-commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Validate skills: frontmatter, YAML, fields, namespaces, limits.
+    ///
+    /// A PATH may be a skill folder, a SKILL.md file, or a folder searched recursively for
+    /// skills (nested skills included). Without PATH, checks `skills/` when it exists, else the
+    /// current folder.
+    Check(CheckArgs),
+    /// Print a skill's frontmatter properties as JSON, as skillc read them.
+    ReadProperties {
+        /// A skill folder or its SKILL.md.
+        path: PathBuf,
+    },
+    /// Print the `<available_skills>` XML block that agents put in their system prompt.
+    ToPrompt {
+        /// Skill folders or SKILL.md files.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+    /// Explain a diagnostic code (SK001, TR002, …); without a code, list them all.
+    Explain {
+        /// The code or rule name.
+        code: Option<String>,
+    },
+}
+
+/// Arguments of `skillc check`.
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Skill folders, SKILL.md files, or folders to search.
+    pub paths: Vec<PathBuf>,
+    /// Apply the agentskills.io standard exactly (what the reference validator accepts).
+    #[arg(long)]
+    pub strict: bool,
+    /// Output format.
+    #[arg(long, visible_alias = "message-format", value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Print only the summary line (and errors, with --format short).
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Treat warnings as errors for the exit status.
+    #[arg(long)]
+    pub deny_warnings: bool,
+}
+
+/// Runs a parsed command line.
+///
+/// # Errors
+/// Any failure that prevents the command from running (IO, bad configuration); problems in the
+/// input are reported and turned into [`Status::Failure`] instead.
+pub fn run(args: Args) -> anyhow::Result<Status> {
+    let color = match args.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    };
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = args.jobs {
+        anyhow::ensure!(n > 0, "--jobs must be at least 1");
+        pool = pool.num_threads(n);
+    }
+    let pool = pool.build()?;
+    let mut out = Printer::stdout(color);
+    pool.install(|| match args.command {
+        Command::Check(c) => check::run(&c, &mut out),
+        Command::ReadProperties { path } => props::read_properties(&path, &mut out),
+        Command::ToPrompt { paths } => props::to_prompt(&paths, &mut out),
+        Command::Explain { code } => explain(code.as_deref(), &mut out),
+    })
+}
+
+fn explain(code: Option<&str>, out: &mut Printer) -> anyhow::Result<Status> {
+    match code {
+        Some(code) => match crate::rules::find(code) {
+            Some(rule) => {
+                out.line(rule.explanation.trim_end())?;
+                Ok(Status::Success)
+            }
+            None => {
+                anyhow::bail!("unknown code `{code}`; run `skillc explain` to list every code")
+            }
+        },
+        None => {
+            for r in crate::rules::ALL {
+                out.line(&format!("{}  {:<28} {:<8} {}", r.code, r.name, r.severity, r.summary))?;
+            }
+            Ok(Status::Success)
+        }
+    }
+}
+
+/// Whether an error is a closed output pipe (`skillc check | head`), which is not a failure.
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+    })
+}

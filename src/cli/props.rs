@@ -1,0 +1,177 @@
+//! `skillc read-properties` and `skillc to-prompt`: what the parser read, in the reference
+//! validator's shapes.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+
+use super::{Printer, Status};
+use crate::db::{Contents, Limits, load};
+use crate::diag::{self, RenderOptions, Severity};
+use crate::skill::validate::{self, Analysis, Context, Mode};
+use crate::skill::yaml::Node;
+
+/// A skill folder and its SKILL.md, resolved from a user path.
+struct Target {
+    dir: PathBuf,
+    skill_md: PathBuf,
+    display: String,
+}
+
+fn resolve(path: &Path) -> anyhow::Result<Target> {
+    anyhow::ensure!(path.exists(), "{}: no such file or directory", path.display());
+    let is_md = path.is_file()
+        && path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case("skill.md"));
+    let dir = if is_md {
+        path.parent().map(Path::to_path_buf).unwrap_or_default()
+    } else {
+        path.to_path_buf()
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        dir
+    };
+    anyhow::ensure!(dir.is_dir(), "{}: not a skill folder or SKILL.md", path.display());
+    let skill_md = ["SKILL.md", "skill.md"]
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
+        .with_context(|| format!("{}: missing SKILL.md", dir.display()))?;
+    let display = skill_md.to_string_lossy().into_owned();
+    Ok(Target { dir, skill_md, display })
+}
+
+fn analyze(t: &Target) -> anyhow::Result<(Analysis, String)> {
+    let contents = load::read_file(&t.skill_md, &t.dir, Limits::default().skill_md_bytes, true);
+    let bytes = match contents {
+        Contents::Bytes(b) => b,
+        Contents::TooLarge { size } => anyhow::bail!("{}: SKILL.md is {} bytes, over the limit", t.display, size),
+        Contents::SymlinkEscape { target } => {
+            anyhow::bail!("{}: symbolic link to `{target}`, outside the skill folder", t.display)
+        }
+        Contents::Unreadable { error } => anyhow::bail!("{}: {error}", t.display),
+        Contents::Unread { .. } => anyhow::bail!("{}: not read", t.display),
+    };
+    let abs = t.dir.canonicalize().unwrap_or_else(|_| t.dir.clone());
+    let dir_name = abs
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let analysis = validate::analyze(
+        &t.display,
+        &bytes,
+        &Context {
+            dir_name: &dir_name,
+            mode: Mode::Default,
+        },
+    );
+    Ok((analysis, String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// The properties object, in the reference's key order. Scalars are strings, as read.
+fn properties(root: &Node) -> Option<Properties> {
+    let name = root.get_value("name")?.as_str()?.trim();
+    let description = root.get_value("description")?.as_str()?.trim();
+    if name.is_empty() || description.is_empty() {
+        return None;
+    }
+    let mut m = serde_json::Map::new();
+    m.insert("name".into(), name.into());
+    m.insert("description".into(), description.into());
+    for key in ["license", "compatibility", "allowed-tools"] {
+        if let Some(v) = root.get_value(key) {
+            m.insert(key.into(), v.to_json_strings());
+        }
+    }
+    if let Some(v) = root.get_value("metadata") {
+        let json = v.to_json_strings();
+        let empty = json.as_object().is_some_and(|o| o.is_empty()) || json.as_array().is_some_and(|a| a.is_empty());
+        if !empty {
+            m.insert("metadata".into(), json);
+        }
+    }
+    Some(m)
+}
+
+type Properties = serde_json::Map<String, serde_json::Value>;
+
+/// Reads the properties of one skill, or reports why they cannot be read (exit 1).
+fn read(path: &Path, color: bool) -> anyhow::Result<Result<(Target, Properties), Status>> {
+    let t = resolve(path)?;
+    let (analysis, text) = analyze(&t)?;
+    if let Some(props) = analysis.frontmatter.as_ref().and_then(properties) {
+        return Ok(Ok((t, props)));
+    }
+    let fatal: Vec<_> = analysis
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .collect();
+    for d in &fatal {
+        eprintln!("{}\n", diag::render_human(d, Some(&text), RenderOptions { color }));
+    }
+    if fatal.is_empty() {
+        eprintln!(
+            "error: {}: `name` and `description` must be non-empty strings",
+            t.display
+        );
+    }
+    Ok(Err(Status::Failure))
+}
+
+pub(crate) fn read_properties(path: &Path, out: &mut Printer) -> anyhow::Result<Status> {
+    match read(path, out.color)? {
+        Ok((_, props)) => {
+            out.line(&serde_json::to_string_pretty(&props)?)?;
+            Ok(Status::Success)
+        }
+        Err(status) => Ok(status),
+    }
+}
+
+/// Escapes `& < > " '` as Python's `html.escape(quote=True)` does.
+fn escape(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#x27;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+pub(crate) fn to_prompt(paths: &[PathBuf], out: &mut Printer) -> anyhow::Result<Status> {
+    let mut lines = vec!["<available_skills>".to_owned()];
+    for path in paths {
+        let (t, props) = match read(path, out.color)? {
+            Ok(x) => x,
+            Err(status) => return Ok(status),
+        };
+        let location = t.skill_md.canonicalize().unwrap_or(t.skill_md);
+        let get = |k: &str| props.get(k).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+        lines.extend([
+            "<skill>".into(),
+            "<name>".into(),
+            escape(&get("name")),
+            "</name>".into(),
+            "<description>".into(),
+            escape(&get("description")),
+            "</description>".into(),
+            "<location>".into(),
+            location.to_string_lossy().into_owned(),
+            "</location>".into(),
+            "</skill>".into(),
+        ]);
+    }
+    lines.push("</available_skills>".into());
+    out.line(&lines.join("\n"))?;
+    Ok(Status::Success)
+}

@@ -1,0 +1,336 @@
+//! Finding skills on disk and reading them into database inputs. The only place (with `emit`,
+//! `watch` and `cli`) that touches the file system.
+//!
+//! A path may be a skill folder, a SKILL.md file, or any folder, searched recursively: every
+//! folder holding a `SKILL.md` (or `skill.md`) is a skill, nested skills included. A skill's
+//! support files are the files under its folder that do not belong to a nested skill.
+//! Symbolic links are never followed out of a skill folder.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::db::{Contents, Db, Limits, SkillSource, SourceFile};
+use crate::diag::{Diagnostic, Pos, Span};
+use crate::rules;
+
+/// Folders never searched for skills (version control, dependencies, skillc's own state).
+pub const SKIPPED_DIRS: &[&str] = &[".git", ".hg", ".svn", "node_modules", ".skillc", "__pycache__"];
+
+/// A failure of the machine rather than of the input: exit code 2.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// A path given by the user does not exist.
+    #[error("{0}: no such file or directory")]
+    NotFound(String),
+    /// Listing a folder failed.
+    #[error("cannot read {path}: {message}")]
+    Io {
+        /// The path that failed.
+        path: String,
+        /// The OS error.
+        message: String,
+    },
+}
+
+/// A skill folder found on disk, not yet read.
+#[derive(Clone, Debug)]
+pub struct FoundSkill {
+    /// Absolute or user-relative path of the folder.
+    pub dir: PathBuf,
+    /// The folder as shown to the user.
+    pub display: String,
+    /// File name of the skill file (`SKILL.md` or `skill.md`), when present.
+    pub skill_md: Option<String>,
+    /// Support files: path relative to the folder (`/`-separated) and path on disk.
+    pub files: Vec<(String, PathBuf)>,
+}
+
+/// What a search found.
+#[derive(Debug, Default)]
+pub struct Discovered {
+    /// The skills, sorted by display path, each once.
+    pub skills: Vec<FoundSkill>,
+    /// Problems with the paths themselves (`SK001` no skill in a folder, `SK016` not a skill).
+    pub problems: Vec<Diagnostic>,
+}
+
+fn display_of(path: &Path) -> String {
+    let mut s = String::new();
+    for c in path.components() {
+        let part = match c {
+            Component::CurDir => continue,
+            Component::RootDir => {
+                s.push('/');
+                continue;
+            }
+            other => other.as_os_str().to_string_lossy(),
+        };
+        if !s.is_empty() && !s.ends_with('/') {
+            s.push('/');
+        }
+        s.push_str(&part);
+    }
+    if s.is_empty() { ".".to_owned() } else { s }
+}
+
+fn is_skill_file_name(name: &str) -> bool {
+    name == "SKILL.md" || name == "skill.md"
+}
+
+/// Finds the skills under `paths`. `exclude` lists folders never searched (the `out/` folder).
+///
+/// # Errors
+/// [`LoadError::NotFound`] when a path does not exist; [`LoadError::Io`] when a folder cannot
+/// be listed.
+pub fn discover(paths: &[PathBuf], exclude: &[PathBuf]) -> Result<Discovered, LoadError> {
+    let mut found = Discovered::default();
+    let mut seen = BTreeSet::new();
+    let excluded: Vec<PathBuf> = exclude.iter().filter_map(|p| p.canonicalize().ok()).collect();
+    for path in paths {
+        let meta = std::fs::metadata(path).map_err(|_| LoadError::NotFound(display_of(path)))?;
+        let display = display_of(path);
+        if meta.is_file() {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if name.eq_ignore_ascii_case("skill.md") {
+                let dir = path
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or_else(|| PathBuf::from("."));
+                for skill in walk(&dir, &display_of(&dir), &excluded, true)? {
+                    if seen.insert(skill.dir.canonicalize().unwrap_or_else(|_| skill.dir.clone())) {
+                        found.skills.push(skill);
+                    }
+                }
+            } else {
+                found.problems.push(
+                    Diagnostic::new(
+                        &rules::SK016,
+                        display,
+                        Span::at(Pos::START),
+                        "not a skill: a file that is not SKILL.md",
+                    )
+                    .help("pass a skill folder, its SKILL.md, or a folder to search"),
+                );
+            }
+            continue;
+        }
+        let skills = walk(path, &display, &excluded, false)?;
+        if skills.is_empty() {
+            found.problems.push(
+                Diagnostic::new(
+                    &rules::SK001,
+                    display,
+                    Span::at(Pos::START),
+                    "missing SKILL.md: no skill found in this folder",
+                )
+                .help("a skill is a folder with a SKILL.md file; create one or pass another path"),
+            );
+        }
+        for skill in skills {
+            if seen.insert(skill.dir.canonicalize().unwrap_or_else(|_| skill.dir.clone())) {
+                found.skills.push(skill);
+            }
+        }
+    }
+    found.skills.sort_by(|a, b| a.display.cmp(&b.display));
+    Ok(found)
+}
+
+/// Walks `root`. With `only_root`, `root` is the skill (its nested skills are still excluded
+/// from its files but not reported).
+fn walk(root: &Path, display: &str, excluded: &[PathBuf], only_root: bool) -> Result<Vec<FoundSkill>, LoadError> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut skill_dirs: BTreeMap<PathBuf, String> = BTreeMap::new();
+    let walker = walkdir::WalkDir::new(root)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            if e.depth() == 0 || !e.file_type().is_dir() {
+                return true;
+            }
+            let name = e.file_name().to_string_lossy();
+            if SKIPPED_DIRS.contains(&name.as_ref()) {
+                return false;
+            }
+            !(excluded.iter().any(|x| e.path().canonicalize().is_ok_and(|c| &c == x)))
+        });
+    for entry in walker {
+        let entry = entry.map_err(|e| LoadError::Io {
+            path: e.path().map(display_of).unwrap_or_else(|| display.to_owned()),
+            message: e.io_error().map(|io| io.to_string()).unwrap_or_else(|| e.to_string()),
+        })?;
+        if entry.file_type().is_dir() {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy();
+        if is_skill_file_name(&name)
+            && let Some(parent) = entry.path().parent()
+        {
+            // SKILL.md wins over skill.md (the reference's `find_skill_md`).
+            let slot = skill_dirs
+                .entry(parent.to_path_buf())
+                .or_insert_with(|| name.to_string());
+            if name == "SKILL.md" {
+                *slot = name.to_string();
+            }
+        }
+        files.push(entry.into_path());
+    }
+    if only_root {
+        skill_dirs.retain(|d, _| d == root);
+        if skill_dirs.is_empty() {
+            skill_dirs.insert(root.to_path_buf(), String::new());
+        }
+    }
+    let mut skills: BTreeMap<PathBuf, FoundSkill> = skill_dirs
+        .iter()
+        .map(|(dir, md)| {
+            let rel = dir.strip_prefix(root).unwrap_or(Path::new(""));
+            let disp = if rel.as_os_str().is_empty() {
+                display.to_owned()
+            } else {
+                format!("{display}/{}", display_of(rel))
+            };
+            let disp = disp.strip_prefix("./").map(str::to_owned).unwrap_or(disp);
+            (
+                dir.clone(),
+                FoundSkill {
+                    dir: dir.clone(),
+                    display: disp,
+                    skill_md: (!md.is_empty()).then(|| md.clone()),
+                    files: Vec::new(),
+                },
+            )
+        })
+        .collect();
+    for file in files {
+        // The nearest enclosing skill folder owns the file.
+        let owner = file
+            .ancestors()
+            .skip(1)
+            .find(|a| skills.contains_key(*a))
+            .map(Path::to_path_buf);
+        let Some(owner) = owner else { continue };
+        let Some(skill) = skills.get_mut(&owner) else { continue };
+        let rel = display_of(file.strip_prefix(&owner).unwrap_or(&file));
+        if skill.skill_md.as_deref() == Some(rel.as_str()) {
+            continue;
+        }
+        if !only_root || owner == root {
+            skill.files.push((rel, file));
+        }
+    }
+    Ok(skills.into_values().collect())
+}
+
+/// A skill read from disk, ready to become database inputs.
+#[derive(Debug)]
+pub struct ReadSkill {
+    /// Where it was found.
+    pub found: FoundSkill,
+    /// The SKILL.md contents.
+    pub skill_md: Option<Contents>,
+    /// Support files and what was read of them.
+    pub files: Vec<(String, Contents)>,
+}
+
+/// Reads one file of a skill, enforcing the size limit and the symlink rule.
+pub fn read_file(path: &Path, skill_dir: &Path, limit: u64, read_contents: bool) -> Contents {
+    let link = match std::fs::symlink_metadata(path) {
+        Ok(m) => m.file_type().is_symlink(),
+        Err(e) => return Contents::Unreadable { error: e.to_string() },
+    };
+    if link {
+        let target = std::fs::read_link(path)
+            .map(|t| t.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let inside = match (path.canonicalize(), skill_dir.canonicalize()) {
+            (Ok(t), Ok(d)) => t.starts_with(&d),
+            _ => false,
+        };
+        if !inside {
+            return Contents::SymlinkEscape { target };
+        }
+    }
+    let size = match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => return Contents::Unread { size: 0 },
+        Ok(m) => m.len(),
+        Err(e) => return Contents::Unreadable { error: e.to_string() },
+    };
+    if size > limit {
+        return Contents::TooLarge { size };
+    }
+    if !read_contents {
+        return Contents::Unread { size };
+    }
+    match std::fs::read(path) {
+        Ok(b) => Contents::Bytes(Arc::from(b)),
+        Err(e) => Contents::Unreadable { error: e.to_string() },
+    }
+}
+
+/// Reads the skills in parallel. Support file contents are read only when `read_support`
+/// (a build needs them; `check` needs only their sizes).
+pub fn read(found: Vec<FoundSkill>, limits: Limits, read_support: bool) -> Vec<ReadSkill> {
+    found
+        .into_par_iter()
+        .map(|f| {
+            let skill_md = f
+                .skill_md
+                .as_ref()
+                .map(|name| read_file(&f.dir.join(name), &f.dir, limits.skill_md_bytes, true));
+            // Over the file-count limit the skill is rejected anyway: do not read its files.
+            let read_contents = read_support && f.files.len() < limits.files_per_skill;
+            let files = f
+                .files
+                .iter()
+                .map(|(rel, p)| {
+                    (
+                        rel.clone(),
+                        read_file(p, &f.dir, limits.support_file_bytes, read_contents),
+                    )
+                })
+                .collect();
+            ReadSkill {
+                found: f,
+                skill_md,
+                files,
+            }
+        })
+        .collect()
+}
+
+/// Creates the database inputs for skills read from disk.
+pub fn to_inputs(db: &Db, skills: Vec<ReadSkill>) -> Vec<SkillSource> {
+    skills
+        .into_iter()
+        .map(|s| {
+            let dir_name = s
+                .found
+                .dir
+                .canonicalize()
+                .ok()
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .or_else(|| s.found.dir.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_default();
+            let skill_md = match (s.found.skill_md.as_ref(), s.skill_md) {
+                (Some(name), Some(c)) => Some(SourceFile::new(db, name.clone(), c)),
+                _ => None,
+            };
+            let files = s
+                .files
+                .into_iter()
+                .map(|(rel, c)| SourceFile::new(db, rel, c))
+                .collect();
+            SkillSource::new(db, s.found.display.clone(), dir_name, skill_md, files)
+        })
+        .collect()
+}

@@ -1,0 +1,194 @@
+//! The salsa database and its inputs: every SKILL.md, every support file, the settings, the
+//! vocabulary and the configuration.
+//!
+//! Architecture invariant: inputs are created and updated only here and in [`load`] (which
+//! reads the disk) and by `watch`; every derived value is a tracked query in its stage module.
+//! Setters always start a new revision, so [`set_if_changed`]-style helpers compare contents
+//! before writing.
+
+pub mod load;
+
+use std::sync::{Arc, Mutex};
+
+use crate::skill::validate::Mode;
+
+/// The limits PRODUCT.md sets on what a skill may contain (configurable in `pipeline.toml`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Limits {
+    /// Largest accepted SKILL.md, in bytes (default 64 KiB).
+    pub skill_md_bytes: u64,
+    /// Largest accepted support file, in bytes (default 1 MiB).
+    pub support_file_bytes: u64,
+    /// Most files a skill folder may hold, SKILL.md included (default 500).
+    pub files_per_skill: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            skill_md_bytes: 64 * 1024,
+            support_file_bytes: 1024 * 1024,
+            files_per_skill: 500,
+        }
+    }
+}
+
+/// Settings every query may read. One instance per database.
+#[salsa::input(debug)]
+pub struct Settings {
+    /// Default or strict validation.
+    #[returns(copy)]
+    pub mode: Mode,
+    /// Size and count limits.
+    #[returns(copy)]
+    pub limits: Limits,
+}
+
+/// What is known of a file's contents.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Contents {
+    /// The bytes, read from disk.
+    Bytes(Arc<[u8]>),
+    /// Not read because it is larger than the limit.
+    TooLarge {
+        /// Size on disk, in bytes.
+        size: u64,
+    },
+    /// Not read: only its size was needed (support files during `check`).
+    Unread {
+        /// Size on disk, in bytes.
+        size: u64,
+    },
+    /// A symbolic link whose target lies outside the skill folder. Never followed.
+    SymlinkEscape {
+        /// Where the link points, as read from the link.
+        target: String,
+    },
+    /// Reading failed.
+    Unreadable {
+        /// The operating system's error message.
+        error: String,
+    },
+}
+
+impl Contents {
+    /// The bytes, when they were read.
+    pub fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            Contents::Bytes(b) => Some(b),
+            _ => None,
+        }
+    }
+}
+
+/// A file of a skill.
+#[salsa::input(debug)]
+pub struct SourceFile {
+    /// Path relative to the skill folder, `/`-separated (`SKILL.md`, `scripts/run.py`).
+    #[returns(ref)]
+    pub rel_path: String,
+    /// What was read.
+    #[returns(ref)]
+    pub contents: Contents,
+}
+
+/// A skill folder.
+#[salsa::input(debug)]
+pub struct SkillSource {
+    /// The folder as shown to the user (relative to the project root or as given), `/`-separated.
+    #[returns(ref)]
+    pub display: String,
+    /// The folder's own name (compared with `name`).
+    #[returns(ref)]
+    pub dir_name: String,
+    /// SKILL.md (or `skill.md`), when present.
+    #[returns(copy)]
+    pub skill_md: Option<SourceFile>,
+    /// Every other file under the folder, nested skills excluded, sorted by path.
+    #[returns(ref)]
+    pub files: Vec<SourceFile>,
+}
+
+/// A text input that is not part of a skill: the vocabulary, `pipeline.toml`.
+#[salsa::input(debug)]
+pub struct TextInput {
+    /// Path shown in diagnostics.
+    #[returns(ref)]
+    pub path: String,
+    /// The text.
+    #[returns(ref)]
+    pub text: String,
+}
+
+/// Records which queries executed, for tests of incrementality.
+#[derive(Debug, Default)]
+pub struct ExecutionLog {
+    executed: Mutex<Vec<String>>,
+}
+
+impl ExecutionLog {
+    /// Takes the names of the queries executed since the last call (`analyze_skill`, …).
+    pub fn take(&self) -> Vec<String> {
+        self.executed
+            .lock()
+            .map(|mut v| std::mem::take(&mut *v))
+            .unwrap_or_default()
+    }
+
+    /// Counts executions of `query` since the last [`take`](Self::take), without clearing.
+    pub fn count(&self, query: &str) -> usize {
+        self.executed
+            .lock()
+            .map(|v| v.iter().filter(|q| q.as_str() == query).count())
+            .unwrap_or(0)
+    }
+}
+
+/// The skillc database.
+#[salsa::db]
+#[derive(Clone)]
+pub struct Db {
+    storage: salsa::Storage<Self>,
+    log: Option<Arc<ExecutionLog>>,
+}
+
+impl Default for Db {
+    fn default() -> Self {
+        Db {
+            storage: salsa::Storage::new(None),
+            log: None,
+        }
+    }
+}
+
+impl Db {
+    /// A database that records every query execution in the returned log.
+    pub fn with_execution_log() -> (Db, Arc<ExecutionLog>) {
+        let log = Arc::new(ExecutionLog::default());
+        let sink = log.clone();
+        let storage = salsa::Storage::new(Some(Box::new(move |event: salsa::Event| {
+            if let salsa::EventKind::WillExecute { database_key } = event.kind {
+                let key = format!("{database_key:?}");
+                let name = key.split('(').next().unwrap_or_default().to_owned();
+                if let Ok(mut v) = sink.executed.lock() {
+                    v.push(name);
+                }
+            }
+        })));
+        (
+            Db {
+                storage,
+                log: Some(log.clone()),
+            },
+            log,
+        )
+    }
+
+    /// The execution log, when enabled.
+    pub fn execution_log(&self) -> Option<&ExecutionLog> {
+        self.log.as_deref()
+    }
+}
+
+#[salsa::db]
+impl salsa::Database for Db {}

@@ -1,0 +1,371 @@
+//! Diagnostics: the one type every stage reports problems with, and its renderers.
+//!
+//! A [`Diagnostic`] is data (rust-analyzer's "broken input is data"): stages return
+//! diagnostics next to their value and never fail on user input. Rendering lives here so the
+//! rules never depend on an output format: [`render_human`] draws rustc-style snippets with
+//! `annotate-snippets`, and the `Serialize` impl is the stable JSON shape documented in
+//! `docs/json.md`.
+
+use std::fmt;
+use std::ops::Range;
+
+use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
+use serde::Serialize;
+
+use crate::rules::Rule;
+
+/// How bad a diagnostic is. Ordered from least to most severe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Informational; never affects the verdict.
+    Note,
+    /// Something a careful author would fix; the skill is still usable.
+    Warning,
+    /// The skill is invalid (exit code 1 from `skillc check`).
+    Error,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Note => "note",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        })
+    }
+}
+
+/// A position in a file: 1-based line, 1-based column counted in Unicode scalar values
+/// (what editors and rustc show), and the byte offset into the file as read from disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Pos {
+    /// Byte offset from the start of the file (BOM included).
+    pub offset: usize,
+    /// 1-based line number.
+    pub line: u32,
+    /// 1-based column, in characters.
+    pub column: u32,
+}
+
+impl Pos {
+    /// The start of a file: line 1, column 1. Used for problems about a whole file.
+    pub const START: Pos = Pos {
+        offset: 0,
+        line: 1,
+        column: 1,
+    };
+}
+
+/// A half-open region of a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    /// First position of the region.
+    pub start: Pos,
+    /// Position just past the region.
+    pub end: Pos,
+}
+
+impl Span {
+    /// An empty span at `pos`.
+    pub fn at(pos: Pos) -> Span {
+        Span { start: pos, end: pos }
+    }
+
+    /// The byte range of the span in the file.
+    pub fn bytes(&self) -> Range<usize> {
+        self.start.offset..self.end.offset.max(self.start.offset)
+    }
+}
+
+/// A secondary label pointing at another place in the same file ("first defined here").
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Label {
+    /// Where the label points.
+    pub span: Span,
+    /// What it says.
+    pub message: String,
+}
+
+/// One problem found in one file.
+///
+/// `file` is the path shown to the user (relative to the project root or to the argument the
+/// user gave); `span` locates the problem in that file. Problems about a file as a whole point
+/// at line 1, column 1 with an empty span.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Diagnostic {
+    /// The rule that fired; gives the stable code (`SK001`…) and the `explain` text.
+    pub rule: &'static Rule,
+    /// The effective severity (a rule's severity may depend on `--strict`).
+    pub severity: Severity,
+    /// Path of the file, as shown to the user, with `/` separators.
+    pub file: String,
+    /// Where in the file.
+    pub span: Span,
+    /// One sentence saying what is wrong.
+    pub message: String,
+    /// An optional label under the caret (what is at the span).
+    pub label: Option<String>,
+    /// Optional secondary places in the same file.
+    pub related: Vec<Label>,
+    /// Optional advice: what to do about it.
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    /// A diagnostic for `rule` with the rule's default severity.
+    pub fn new(rule: &'static Rule, file: impl Into<String>, span: Span, message: impl Into<String>) -> Self {
+        Diagnostic {
+            rule,
+            severity: rule.severity,
+            file: file.into(),
+            span,
+            message: message.into(),
+            label: None,
+            related: Vec::new(),
+            help: None,
+        }
+    }
+
+    /// Sets the effective severity.
+    pub fn severity(mut self, severity: Severity) -> Self {
+        self.severity = severity;
+        self
+    }
+
+    /// Adds advice shown as `help:` under the snippet.
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// Adds a label under the caret.
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+
+    /// Adds a secondary label pointing elsewhere in the same file.
+    pub fn related(mut self, span: Span, message: impl Into<String>) -> Self {
+        self.related.push(Label {
+            span,
+            message: message.into(),
+        });
+        self
+    }
+
+    /// The stable code, e.g. `SK001`.
+    pub fn code(&self) -> &'static str {
+        self.rule.code
+    }
+}
+
+/// The JSON shape of a diagnostic (stable; see `docs/json.md`).
+impl Serialize for Diagnostic {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("Diagnostic", 10)?;
+        s.serialize_field("code", self.rule.code)?;
+        s.serialize_field("severity", &self.severity)?;
+        s.serialize_field("file", &self.file)?;
+        s.serialize_field("line", &self.span.start.line)?;
+        s.serialize_field("column", &self.span.start.column)?;
+        s.serialize_field("end_line", &self.span.end.line)?;
+        s.serialize_field("end_column", &self.span.end.column)?;
+        s.serialize_field("message", &self.message)?;
+        s.serialize_field("help", &self.help)?;
+        s.end()
+    }
+}
+
+/// Counts of diagnostics by severity.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Number of errors.
+    pub errors: usize,
+    /// Number of warnings.
+    pub warnings: usize,
+}
+
+impl Counts {
+    /// Counts the diagnostics of a list.
+    pub fn of<'a>(diags: impl IntoIterator<Item = &'a Diagnostic>) -> Counts {
+        let mut c = Counts::default();
+        for d in diags {
+            match d.severity {
+                Severity::Error => c.errors += 1,
+                Severity::Warning => c.warnings += 1,
+                Severity::Note => {}
+            }
+        }
+        c
+    }
+}
+
+/// Maps byte offsets of a text to [`Pos`] values. Built once per file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineIndex {
+    /// Byte offset of the start of each line.
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    /// Indexes `text` (lines end at `\n`; a `\r` before it belongs to the line).
+    pub fn new(text: &str) -> LineIndex {
+        let mut starts = vec![0];
+        starts.extend(memchr_newlines(text.as_bytes()).map(|i| i + 1));
+        LineIndex { starts }
+    }
+
+    /// The position of byte `offset` of `text` (which must be the indexed text). Offsets past
+    /// the end clamp to the end; offsets inside a UTF-8 sequence round down.
+    pub fn pos(&self, text: &str, offset: usize) -> Pos {
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        let col = text[self.starts[line]..offset].chars().count();
+        Pos {
+            offset,
+            line: u32::try_from(line + 1).unwrap_or(u32::MAX),
+            column: u32::try_from(col + 1).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// The span of bytes `range` of `text`.
+    pub fn span(&self, text: &str, range: Range<usize>) -> Span {
+        Span {
+            start: self.pos(text, range.start),
+            end: self.pos(text, range.end),
+        }
+    }
+
+    /// Byte range of line `line` (1-based), without its line terminator.
+    pub fn line_range(&self, text: &str, line: u32) -> Range<usize> {
+        let i = (line.max(1) - 1) as usize;
+        let start = self.starts.get(i).copied().unwrap_or(text.len()).min(text.len());
+        let mut end = self
+            .starts
+            .get(i + 1)
+            .map(|e| e - 1)
+            .unwrap_or(text.len())
+            .min(text.len());
+        if end > start && text.as_bytes()[end - 1] == b'\r' {
+            end -= 1;
+        }
+        start..end.max(start)
+    }
+}
+
+fn memchr_newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    bytes.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i)
+}
+
+/// How to draw human-readable diagnostics.
+#[derive(Clone, Copy, Debug)]
+pub struct RenderOptions {
+    /// ANSI colours.
+    pub color: bool,
+}
+
+/// Renders one diagnostic rustc-style: header with code, `--> file:line:col`, the source lines
+/// with a caret under the span, then `help:`. `source` is the text of `diag.file` when it is
+/// available and valid UTF-8; without it only the header and location are printed.
+pub fn render_human(diag: &Diagnostic, source: Option<&str>, options: RenderOptions) -> String {
+    let level = match diag.severity {
+        Severity::Error => Level::ERROR,
+        Severity::Warning => Level::WARNING,
+        Severity::Note => Level::NOTE,
+    };
+    let renderer = if options.color {
+        Renderer::styled()
+    } else {
+        Renderer::plain()
+    };
+    let title = level.primary_title(diag.message.as_str()).id(diag.rule.code);
+    let mut groups: Vec<Group<'_>> = Vec::new();
+    let snippet = source.and_then(|src| snippet_for(diag, src));
+    let group = match snippet {
+        Some(snippet) => title.element(snippet),
+        None => {
+            let origin = annotate_snippets::Origin::path(diag.file.as_str())
+                .line(diag.span.start.line as usize)
+                .char_column(diag.span.start.column.saturating_sub(1) as usize);
+            title.element(origin)
+        }
+    };
+    groups.push(group);
+    if let Some(help) = &diag.help {
+        groups.push(Group::with_title(Level::HELP.secondary_title(help.as_str())));
+    }
+    renderer.render(&groups)
+}
+
+/// Builds a snippet holding only the lines the diagnostic touches (cheap on large files).
+fn snippet_for<'a>(diag: &'a Diagnostic, src: &'a str) -> Option<Snippet<'a, annotate_snippets::Annotation<'a>>> {
+    let index = LineIndex::new(src);
+    let mut first = diag.span.start.line;
+    let mut last = diag.span.end.line.max(first);
+    for r in &diag.related {
+        first = first.min(r.span.start.line);
+        last = last.max(r.span.end.line);
+    }
+    // Keep snippets short: a span over many lines shows its first lines only.
+    let last = last.min(first + 6);
+    let start = index.line_range(src, first).start;
+    let end = index.line_range(src, last).end;
+    if start > end || end > src.len() {
+        return None;
+    }
+    let text = &src[start..end];
+    let clip = |r: Range<usize>| -> Range<usize> {
+        let s = r.start.clamp(start, end) - start;
+        let e = r.end.clamp(start, end) - start;
+        s..e.max(s)
+    };
+    let mut primary = AnnotationKind::Primary.span(clip(diag.span.bytes()));
+    if let Some(label) = &diag.label {
+        primary = primary.label(label.as_str());
+    }
+    let mut snippet = Snippet::source(text)
+        .line_start(first as usize)
+        .path(diag.file.as_str())
+        .annotation(primary);
+    for r in &diag.related {
+        if r.span.start.line >= first && r.span.start.line <= last {
+            snippet = snippet.annotation(
+                AnnotationKind::Context
+                    .span(clip(r.span.bytes()))
+                    .label(r.message.as_str()),
+            );
+        }
+    }
+    Some(snippet)
+}
+
+/// One line per diagnostic: `file:line:col: severity[CODE]: message` (grep- and editor-friendly).
+pub fn render_short(diag: &Diagnostic) -> String {
+    format!(
+        "{}:{}:{}: {}[{}]: {}",
+        diag.file, diag.span.start.line, diag.span.start.column, diag.severity, diag.rule.code, diag.message
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_index_counts_columns_in_characters() {
+        let text = "ab\nçé: x\r\nz";
+        let idx = LineIndex::new(text);
+        let p = idx.pos(text, text.find('x').unwrap_or(0));
+        assert_eq!((p.line, p.column), (2, 5));
+        assert_eq!(idx.line_range(text, 2), 3..10);
+        assert_eq!(&text[idx.line_range(text, 3)], "z");
+        // Offsets inside a character round down; past the end clamps.
+        assert_eq!(idx.pos(text, 4).offset, 3);
+        assert_eq!(idx.pos(text, 999).line, 3);
+    }
+}

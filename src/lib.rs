@@ -1,0 +1,10 @@
+//! skillc: a catalog compiler for Agent Skills.
+//!
+//! The library holds every stage of the pipeline (see ARCHITECTURE.md); `src/main.rs` only
+//! parses arguments and maps the result of [`cli::run`] to an exit code.
+
+pub mod cli;
+pub mod db;
+pub mod diag;
+pub mod rules;
+pub mod skill;
