@@ -4,7 +4,11 @@
 //! parses arguments and maps the result of [`cli::run`] to an exit code.
 
 pub mod cli;
+pub mod config;
 pub mod db;
 pub mod diag;
+pub mod extract;
 pub mod rules;
 pub mod skill;
+pub mod translate;
+pub mod vocab;

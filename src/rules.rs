@@ -96,6 +96,8 @@ rules! {
     TR002 "no-object" Error "A sub-command has no word that maps to a canonical object.";
     TR003 "name-collision" Error "Two sub-commands of one skill translate to the same executor name.";
     TR004 "no-provider" Error "The skill name cannot form a provider qualifier.";
+    TR005 "unmatched-word" Error "A sub-command word maps to nothing in the closed vocabulary.";
+    TR006 "qualifier-not-allowed" Error "A qualifier cannot qualify the sub-command's object.";
     AD001 "l1-vocabulary" Error "L1: the executor name is outside the closed vocabulary or breaks the name grammar.";
     AD002 "l2-catalog-collision" Error "L2: the executor name is already taken in the catalog by another skill.";
 }

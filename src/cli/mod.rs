@@ -6,6 +6,8 @@
 
 mod check;
 mod output;
+mod plan;
+mod project;
 mod props;
 
 use std::io::{self, IsTerminal};
@@ -88,6 +90,8 @@ pub enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Show each skill's sub-commands and their canonical executor names, or why not.
+    Plan(plan::PlanArgs),
     /// Explain a diagnostic code (SK001, TR002, …); without a code, list them all.
     Explain {
         /// The code or rule name.
@@ -134,6 +138,7 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
     let mut out = Printer::stdout(color);
     pool.install(|| match args.command {
         Command::Check(c) => check::run(&c, &mut out),
+        Command::Plan(p) => plan::run(&p, &mut out),
         Command::ReadProperties { path } => props::read_properties(&path, &mut out),
         Command::ToPrompt { paths } => props::to_prompt(&paths, &mut out),
         Command::Explain { code } => explain(code.as_deref(), &mut out),

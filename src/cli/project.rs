@@ -1,0 +1,67 @@
+//! The project: `pipeline.toml` at the root, the vocabulary it names, and the rendering of
+//! their diagnostics. Shared by `plan` and `build`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+
+use super::Printer;
+use crate::config::{self, Config};
+use crate::diag::{self, Diagnostic, RenderOptions, Severity};
+use crate::vocab;
+
+/// A loaded project configuration.
+pub(crate) struct Project {
+    /// The folder holding `pipeline.toml` (the current folder).
+    pub root: PathBuf,
+    /// The configuration (defaults when there is no `pipeline.toml`).
+    pub config: Config,
+}
+
+/// Prints diagnostics about a text file to standard error, with snippets.
+pub(crate) fn print_file_diagnostics(out: &mut Printer, diags: &[Diagnostic], text: &str) {
+    for d in diags {
+        out.note(&diag::render_human(d, Some(text), RenderOptions { color: out.color }));
+    }
+}
+
+/// Loads `pipeline.toml` from `root` when it exists. Errors in it stop the command.
+pub(crate) fn load(root: &Path, out: &mut Printer) -> anyhow::Result<Project> {
+    let path = root.join(config::FILE_NAME);
+    let config = if path.is_file() {
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let (config, diags) = config::parse(config::FILE_NAME, &text);
+        print_file_diagnostics(out, &diags, &text);
+        if diags.iter().any(|d| d.severity == Severity::Error) {
+            anyhow::bail!("{} is invalid (see above)", config::FILE_NAME);
+        }
+        config
+    } else {
+        Config::default()
+    };
+    Ok(Project {
+        root: root.to_path_buf(),
+        config,
+    })
+}
+
+/// The vocabulary text and the path shown in its diagnostics: `--vocabulary`, else the
+/// configured file when present, else the built-in vocabulary.
+pub(crate) fn vocabulary_source(project: &Project, flag: Option<&Path>) -> anyhow::Result<(String, String)> {
+    let chosen = match flag {
+        Some(p) => Some(p.to_path_buf()),
+        None => project
+            .config
+            .vocabulary
+            .as_ref()
+            .map(|p| project.root.join(p))
+            .filter(|p| p.is_file() || project.config.vocabulary_explicit),
+    };
+    match chosen {
+        Some(p) => {
+            let text = std::fs::read_to_string(&p).with_context(|| format!("reading vocabulary {}", p.display()))?;
+            Ok((p.to_string_lossy().into_owned(), text))
+        }
+        None => Ok((vocab::DEFAULT_PATH.to_owned(), vocab::DEFAULT_TEXT.to_owned())),
+    }
+}

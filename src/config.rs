@@ -1,0 +1,373 @@
+//! `pipeline.toml`: the declarative build configuration (FORMATS.md, "pipeline.toml").
+//!
+//! Every key is optional; a missing file means every default. Unknown keys and values of the
+//! wrong type are diagnostics with file:line:column (`CF002`, `CF001`), never a crash. Parsing
+//! is pure: the caller reads the file.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use crate::db::Limits;
+use crate::diag::Diagnostic;
+use crate::rules;
+use crate::skill::source::Source;
+
+/// File name of the configuration, at the project root.
+pub const FILE_NAME: &str = "pipeline.toml";
+
+/// An admission level (PRODUCT.md, "Admission levels").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    /// Vocabulary and name grammar.
+    L1,
+    /// Name unique across the catalog.
+    L2,
+    /// Affinity overlap below the threshold.
+    L3,
+    /// Routing of prototype requests.
+    L4,
+    /// The wrapper is executable and matches the manifest.
+    L5,
+    /// Semantic agreement of wording and name.
+    L6,
+}
+
+impl Level {
+    /// All levels in order.
+    pub const ALL: [Level; 6] = [Level::L1, Level::L2, Level::L3, Level::L4, Level::L5, Level::L6];
+
+    /// `L1` … `L6`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::L1 => "L1",
+            Level::L2 => "L2",
+            Level::L3 => "L3",
+            Level::L4 => "L4",
+            Level::L5 => "L5",
+            Level::L6 => "L6",
+        }
+    }
+
+    /// Parses `L1`…`L6` (case-insensitive).
+    pub fn parse(s: &str) -> Option<Level> {
+        Level::ALL
+            .into_iter()
+            .find(|l| l.as_str().eq_ignore_ascii_case(s.trim()))
+    }
+}
+
+/// Severity threshold of security findings that rejects a skill (`[scan] fail_on`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FindingSeverity {
+    /// Informational.
+    Info,
+    /// Low.
+    Low,
+    /// Medium.
+    Medium,
+    /// High (the default threshold).
+    #[default]
+    High,
+    /// Critical.
+    Critical,
+}
+
+impl FindingSeverity {
+    fn parse(s: &str) -> Option<FindingSeverity> {
+        Some(match s {
+            "info" => FindingSeverity::Info,
+            "low" => FindingSeverity::Low,
+            "medium" => FindingSeverity::Medium,
+            "high" => FindingSeverity::High,
+            "critical" => FindingSeverity::Critical,
+            _ => return None,
+        })
+    }
+}
+
+/// The resolved configuration. Paths are relative to the project root.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Roots searched for skills (default `["skills"]`).
+    pub skills: Vec<PathBuf>,
+    /// The output folder (default `out`).
+    pub out: PathBuf,
+    /// A vocabulary file overriding the built-in one (default: `vocabulary.toml` when present).
+    pub vocabulary: Option<PathBuf>,
+    /// Signing key file (default `.skillc/signing.key`); `SKILLC_SIGNING_KEY` overrides it.
+    pub signing_key: PathBuf,
+    /// Catalog expiry, in days from the issue time (default 365).
+    pub expires_days: u32,
+    /// Admission levels skipped (recorded as weakened evidence).
+    pub skip: Vec<Level>,
+    /// L3 affinity threshold (default 0.5).
+    pub affinity_threshold: f64,
+    /// L3 affinity threshold when both executors carry the same provider (default 0.85).
+    pub affinity_threshold_same_provider: f64,
+    /// External L6 verifier command; empty means built-in.
+    pub verifier: String,
+    /// Findings at or above this severity reject a skill.
+    pub fail_on: FindingSeverity,
+    /// Size and count limits.
+    pub limits: Limits,
+    /// Whether `vocabulary` was set explicitly (a missing explicit file is an error).
+    pub vocabulary_explicit: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            skills: vec![PathBuf::from("skills")],
+            out: PathBuf::from("out"),
+            vocabulary: Some(PathBuf::from("vocabulary.toml")),
+            signing_key: PathBuf::from(".skillc/signing.key"),
+            expires_days: 365,
+            skip: Vec::new(),
+            affinity_threshold: 0.5,
+            affinity_threshold_same_provider: 0.85,
+            verifier: String::new(),
+            fail_on: FindingSeverity::High,
+            limits: Limits::default(),
+            vocabulary_explicit: false,
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct File {
+    pipeline: Option<PipelineSection>,
+    signing: Option<SigningSection>,
+    admission: Option<AdmissionSection>,
+    scan: Option<ScanSection>,
+    limits: Option<LimitsSection>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct PipelineSection {
+    skills: Option<Vec<String>>,
+    out: Option<String>,
+    vocabulary: Option<String>,
+    provider_from: Option<toml::Spanned<String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct SigningSection {
+    key: Option<String>,
+    expires_days: Option<toml::Spanned<i64>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct AdmissionSection {
+    skip: Option<Vec<toml::Spanned<String>>>,
+    affinity_threshold: Option<toml::Spanned<f64>>,
+    affinity_threshold_same_provider: Option<toml::Spanned<f64>>,
+    verifier: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct ScanSection {
+    fail_on: Option<toml::Spanned<String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct LimitsSection {
+    skill_md_bytes: Option<toml::Spanned<i64>>,
+    support_file_bytes: Option<toml::Spanned<i64>>,
+    files_per_skill: Option<toml::Spanned<i64>>,
+}
+
+/// Parses the text of `pipeline.toml` shown as `file`. Problems are diagnostics; the returned
+/// configuration holds the defaults for anything that could not be read.
+pub fn parse(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
+    let src = Source::new(file, text);
+    let mut diags = Vec::new();
+    let mut cfg = Config::default();
+    let parsed: File = match toml::from_str(text) {
+        Ok(f) => f,
+        Err(e) => {
+            diags.push(toml_error(&src, &e, &rules::CF001, &rules::CF002));
+            return (cfg, diags);
+        }
+    };
+    if let Some(p) = parsed.pipeline {
+        if let Some(s) = p.skills {
+            cfg.skills = s.into_iter().map(PathBuf::from).collect();
+        }
+        if let Some(o) = p.out {
+            cfg.out = PathBuf::from(o);
+        }
+        if let Some(v) = p.vocabulary {
+            cfg.vocabulary = (!v.is_empty()).then(|| PathBuf::from(v));
+            cfg.vocabulary_explicit = true;
+        }
+        if let Some(pf) = p.provider_from
+            && pf.get_ref() != "name"
+        {
+            diags.push(
+                Diagnostic::new(
+                    &rules::CF001,
+                    file,
+                    src.span(pf.span()),
+                    format!("unknown `provider_from` value `{}`", pf.get_ref()),
+                )
+                .help("the only supported value is \"name\": the skill name with `-` replaced by `_`"),
+            );
+        }
+    }
+    if let Some(s) = parsed.signing {
+        if let Some(k) = s.key {
+            cfg.signing_key = PathBuf::from(k);
+        }
+        if let Some(d) = s.expires_days {
+            match u32::try_from(*d.get_ref()) {
+                Ok(v) if v > 0 => cfg.expires_days = v,
+                _ => diags.push(Diagnostic::new(
+                    &rules::CF001,
+                    file,
+                    src.span(d.span()),
+                    "`expires_days` must be a positive number of days",
+                )),
+            }
+        }
+    }
+    if let Some(a) = parsed.admission {
+        for s in a.skip.unwrap_or_default() {
+            match Level::parse(s.get_ref()) {
+                Some(Level::L1) | None => diags.push(
+                    Diagnostic::new(
+                        &rules::CF001,
+                        file,
+                        src.span(s.span()),
+                        format!("cannot skip `{}`", s.get_ref()),
+                    )
+                    .help("levels L2 to L6 may be skipped for development; L1 (the vocabulary) never is"),
+                ),
+                Some(l) => {
+                    if !cfg.skip.contains(&l) {
+                        cfg.skip.push(l);
+                    }
+                }
+            }
+        }
+        cfg.skip.sort();
+        for (slot, value) in [
+            (&mut cfg.affinity_threshold, a.affinity_threshold),
+            (
+                &mut cfg.affinity_threshold_same_provider,
+                a.affinity_threshold_same_provider,
+            ),
+        ] {
+            if let Some(v) = value {
+                if (0.0..=1.0).contains(v.get_ref()) {
+                    *slot = *v.get_ref();
+                } else {
+                    diags.push(Diagnostic::new(
+                        &rules::CF001,
+                        file,
+                        src.span(v.span()),
+                        "an affinity threshold is a number between 0 and 1",
+                    ));
+                }
+            }
+        }
+        if let Some(v) = a.verifier {
+            cfg.verifier = v;
+        }
+    }
+    if let Some(s) = parsed.scan
+        && let Some(f) = s.fail_on
+    {
+        match FindingSeverity::parse(f.get_ref()) {
+            Some(sev) => cfg.fail_on = sev,
+            None => diags.push(
+                Diagnostic::new(
+                    &rules::CF001,
+                    file,
+                    src.span(f.span()),
+                    format!("unknown severity `{}`", f.get_ref()),
+                )
+                .help("use info, low, medium, high or critical"),
+            ),
+        }
+    }
+    if let Some(l) = parsed.limits {
+        let mut set = |v: Option<toml::Spanned<i64>>, apply: &mut dyn FnMut(u64)| {
+            if let Some(v) = v {
+                match u64::try_from(*v.get_ref()) {
+                    Ok(n) if n > 0 => apply(n),
+                    _ => diags.push(Diagnostic::new(
+                        &rules::CF001,
+                        file,
+                        src.span(v.span()),
+                        "a limit must be a positive integer",
+                    )),
+                }
+            }
+        };
+        set(l.skill_md_bytes, &mut |n| cfg.limits.skill_md_bytes = n);
+        set(l.support_file_bytes, &mut |n| cfg.limits.support_file_bytes = n);
+        set(l.files_per_skill, &mut |n| {
+            cfg.limits.files_per_skill = usize::try_from(n).unwrap_or(usize::MAX)
+        });
+    }
+    (cfg, diags)
+}
+
+/// Turns a `toml` deserialization error into a diagnostic: `unknown` for unknown keys,
+/// `invalid` for everything else.
+pub fn toml_error(
+    src: &Source<'_>,
+    e: &toml::de::Error,
+    invalid: &'static rules::Rule,
+    unknown: &'static rules::Rule,
+) -> Diagnostic {
+    let span = e.span().unwrap_or(0..0);
+    let message = e.message().trim().to_owned();
+    if let Some(rest) = message.strip_prefix("unknown field ") {
+        let field = rest.split(',').next().unwrap_or(rest).trim();
+        let expected = rest.split_once("expected ").map(|(_, x)| x.to_owned());
+        let mut d = Diagnostic::new(unknown, src.file, src.span(span), format!("unknown key {field}"));
+        if let Some(x) = expected {
+            d = d.help(format!("expected {x}"));
+        }
+        return d;
+    }
+    Diagnostic::new(invalid, src.file, src.span(span), message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_is_all_defaults() {
+        let (cfg, diags) = parse("pipeline.toml", "");
+        assert!(diags.is_empty());
+        assert_eq!(cfg, Config::default());
+    }
+
+    #[test]
+    fn unknown_keys_are_cf002_with_position() {
+        let (_, diags) = parse("pipeline.toml", "[pipeline]\nout = \"dist\"\nskils = [\"x\"]\n");
+        assert_eq!(diags.len(), 1);
+        assert_eq!(diags[0].rule.code, "CF002");
+        assert_eq!((diags[0].span.start.line, diags[0].span.start.column), (3, 1));
+    }
+
+    #[test]
+    fn wrong_types_and_values_are_cf001() {
+        let (_, d) = parse("p", "[signing]\nexpires_days = \"soon\"\n");
+        assert_eq!(d[0].rule.code, "CF001");
+        let (cfg, d) = parse("p", "[admission]\nskip = [\"L5\", \"l2\", \"L1\"]\n");
+        assert_eq!(cfg.skip, vec![Level::L2, Level::L5]);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].span.start.column, 21);
+    }
+}
