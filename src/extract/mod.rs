@@ -206,6 +206,9 @@ struct Candidate {
     text: String,
     line: u32,
     section: String,
+    /// What the source says about it: the comment above it in a shell block, or the list
+    /// item's text before the code (`Gmail search:`).
+    description: Option<String>,
 }
 
 struct Invocation {
@@ -214,6 +217,7 @@ struct Invocation {
     rest: Vec<Word>,
     line: u32,
     section: String,
+    description: Option<String>,
 }
 
 struct Extractor<'a> {
@@ -251,6 +255,7 @@ impl<'a> Extractor<'a> {
         let mut code: Option<(String, String, usize)> = None; // (lang, content, start offset)
         let mut item_depth = 0usize;
         let mut cell_index: Option<usize> = None;
+        let mut item_text = String::new();
         let mut candidates = Vec::new();
         for (event, range) in Parser::new_ext(body, Options::ENABLE_TABLES).into_offset_iter() {
             match event {
@@ -272,11 +277,12 @@ impl<'a> Extractor<'a> {
                         && is_shell_lang(&lang)
                     {
                         let first_line = line_of(start) + 1;
-                        for (i, l) in shell_lines(&content) {
+                        for (i, l, comment) in shell_lines(&content) {
                             candidates.push(Candidate {
                                 text: l,
                                 line: first_line + i,
                                 section: section.clone(),
+                                description: comment,
                             });
                         }
                     }
@@ -286,9 +292,14 @@ impl<'a> Extractor<'a> {
                         h.push_str(&t);
                     } else if let Some((_, content, _)) = code.as_mut() {
                         content.push_str(&t);
+                    } else if item_depth > 0 {
+                        item_text.push_str(&t);
                     }
                 }
-                Event::Start(Tag::Item) => item_depth += 1,
+                Event::Start(Tag::Item) => {
+                    item_depth += 1;
+                    item_text.clear();
+                }
                 Event::End(TagEnd::Item) => item_depth = item_depth.saturating_sub(1),
                 Event::Start(Tag::TableRow) | Event::Start(Tag::TableHead) => cell_index = Some(0),
                 Event::End(TagEnd::TableCell) => cell_index = cell_index.map(|c| c + 1),
@@ -297,11 +308,15 @@ impl<'a> Extractor<'a> {
                     if let Some(h) = heading.as_mut() {
                         h.push_str(&c);
                     } else if item_depth > 0 || cell_index == Some(0) {
+                        let d = item_text.trim().trim_end_matches(':').trim();
+                        let description = (item_depth > 0 && !d.is_empty()).then(|| d.to_owned());
                         candidates.push(Candidate {
                             text: c.to_string(),
                             line: line_of(range.start),
                             section: section.clone(),
+                            description,
                         });
+                        item_text.clear();
                     }
                 }
                 _ => {}
@@ -367,6 +382,7 @@ impl<'a> Extractor<'a> {
             rest: rest[n..].to_vec(),
             line: c.line,
             section: c.section.clone(),
+            description: c.description.clone(),
         });
     }
 
@@ -471,7 +487,7 @@ impl<'a> Extractor<'a> {
                 source_section: first.section.clone(),
                 line: first.line,
                 invocations: u32::try_from(invs.len()).unwrap_or(u32::MAX),
-                description: None,
+                description: invs.iter().find_map(|i| i.description.clone()),
             });
         }
         Extraction { subcommands: self.out }
@@ -528,12 +544,14 @@ fn is_shell_lang(lang: &str) -> bool {
     )
 }
 
-/// The command lines of a shell block: continuations joined, heredoc bodies and comments
-/// dropped. Yields (0-based line offset in the block, text).
-fn shell_lines(content: &str) -> Vec<(u32, String)> {
+/// The command lines of a shell block: continuations joined, heredoc bodies dropped. Yields
+/// (0-based line offset in the block, text, the comment line above it). A comment applies
+/// until the next blank line.
+fn shell_lines(content: &str) -> Vec<(u32, String, Option<String>)> {
     let mut out = Vec::new();
     let mut pending: Option<(u32, String)> = None;
     let mut heredoc: Option<String> = None;
+    let mut comment: Option<String> = None;
     for (i, line) in content.lines().enumerate() {
         let i = u32::try_from(i).unwrap_or(u32::MAX);
         if let Some(end) = &heredoc {
@@ -544,6 +562,17 @@ fn shell_lines(content: &str) -> Vec<(u32, String)> {
         }
         let (start, mut acc) = pending.take().unwrap_or((i, String::new()));
         let trimmed = line.trim_end();
+        if acc.is_empty() {
+            if trimmed.trim().is_empty() {
+                comment = None;
+                continue;
+            }
+            if let Some(c) = trimmed.trim_start().strip_prefix('#') {
+                let c = c.trim();
+                comment = (!c.is_empty() && !c.starts_with('!')).then(|| c.to_owned());
+                continue;
+            }
+        }
         if let Some(cont) = trimmed.strip_suffix('\\') {
             acc.push_str(cont);
             acc.push(' ');
@@ -555,11 +584,11 @@ fn shell_lines(content: &str) -> Vec<(u32, String)> {
             heredoc = Some(tag);
         }
         if !acc.trim().is_empty() {
-            out.push((start, acc));
+            out.push((start, acc, comment.clone()));
         }
     }
     if let Some((start, acc)) = pending {
-        out.push((start, acc));
+        out.push((start, acc, comment));
     }
     out
 }
@@ -665,7 +694,7 @@ const INTEGER_HINTS: &[&str] = &[
 /// The type a written value suggests.
 fn value_type(w: &Word) -> ParamType {
     let t = w.text.trim();
-    if let Some(p) = is_placeholder(t) {
+    if let Some(p) = (!w.quoted).then(|| is_placeholder(t)).flatten() {
         let name = snake_case(&p);
         return if INTEGER_HINTS.contains(&name.as_str()) || name.ends_with("_count") || name.starts_with("num_") {
             ParamType::Integer
@@ -831,10 +860,9 @@ mod tests {
     fn shell_lines_join_continuations_and_skip_heredocs() {
         let block = "gog gmail send --to a \\\n  --subject x \\\n  --body-file - <<'EOF'\nHi\n$GAPI drive delete X\nEOF\n# comment\necho done\n";
         let lines = shell_lines(block);
-        assert_eq!(lines.len(), 3);
+        assert_eq!(lines.len(), 2);
         assert!(lines[0].1.contains("--subject x"));
-        assert_eq!(lines[1].1, "# comment");
-        assert_eq!(lines[2], (7, "echo done".to_string()));
+        assert_eq!(lines[1], (7, "echo done".to_string(), Some("comment".to_string())));
     }
 
     #[test]
