@@ -291,7 +291,8 @@ pub fn render_human(diag: &Diagnostic, source: Option<&str>, options: RenderOpti
         None => {
             let origin = annotate_snippets::Origin::path(diag.file.as_str())
                 .line(diag.span.start.line as usize)
-                .char_column(diag.span.start.column.saturating_sub(1) as usize);
+                // `Origin` columns are displayed as given: 1-based, like `Pos::column`.
+                .char_column(diag.span.start.column as usize);
             title.element(origin)
         }
     };
@@ -367,5 +368,17 @@ mod tests {
         // Offsets inside a character round down; past the end clamps.
         assert_eq!(idx.pos(text, 4).offset, 3);
         assert_eq!(idx.pos(text, 999).line, 3);
+    }
+
+    #[test]
+    fn location_without_source_is_one_based() {
+        let d = Diagnostic::new(
+            &crate::rules::SK001,
+            "skills/a",
+            Span::at(Pos::START),
+            "missing SKILL.md",
+        );
+        let out = render_human(&d, None, RenderOptions { color: false });
+        assert!(out.contains("skills/a:1:1"), "{out}");
     }
 }

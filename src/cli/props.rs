@@ -3,11 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
-
 use super::{Printer, Status};
 use crate::db::{Contents, Limits, load};
-use crate::diag::{self, RenderOptions, Severity};
+use crate::diag::{self, Diagnostic, Pos, RenderOptions, Severity, Span};
+use crate::rules;
 use crate::skill::validate::{self, Analysis, Context, Mode};
 use crate::skill::yaml::Node;
 
@@ -18,7 +17,14 @@ struct Target {
     display: String,
 }
 
-fn resolve(path: &Path) -> anyhow::Result<Target> {
+/// A problem with the input itself (exit 1, like `check`), as opposed to a failure to run.
+fn input_problem(rule: &'static rules::Rule, file: &str, message: String) -> Diagnostic {
+    Diagnostic::new(rule, file, Span::at(Pos::START), message)
+}
+
+/// Resolves a user path. A path that does not exist is an error (exit 2); a path that is not a
+/// skill is a problem of the input, returned as its diagnostic (exit 1).
+fn resolve(path: &Path) -> anyhow::Result<Result<Target, Diagnostic>> {
     anyhow::ensure!(path.exists(), "{}: no such file or directory", path.display());
     let is_md = path.is_file()
         && path
@@ -34,23 +40,49 @@ fn resolve(path: &Path) -> anyhow::Result<Target> {
     } else {
         dir
     };
-    anyhow::ensure!(dir.is_dir(), "{}: not a skill folder or SKILL.md", path.display());
-    let skill_md = ["SKILL.md", "skill.md"]
+    if !dir.is_dir() {
+        let shown = path.display().to_string();
+        return Ok(Err(input_problem(
+            &rules::SK016,
+            &shown,
+            "not a skill: a file that is not SKILL.md".to_owned(),
+        )));
+    }
+    // `symlink_metadata`: a SKILL.md that is a (possibly dangling) link is still the skill file.
+    let Some(skill_md) = ["SKILL.md", "skill.md"]
         .iter()
         .map(|n| dir.join(n))
-        .find(|p| p.is_file())
-        .with_context(|| format!("{}: missing SKILL.md", dir.display()))?;
+        .find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| !m.is_dir()))
+    else {
+        let shown = dir.display().to_string();
+        return Ok(Err(input_problem(&rules::SK001, &shown, "missing SKILL.md".to_owned())));
+    };
     let display = skill_md.to_string_lossy().into_owned();
-    Ok(Target { dir, skill_md, display })
+    Ok(Ok(Target { dir, skill_md, display }))
 }
 
-fn analyze(t: &Target) -> anyhow::Result<(Analysis, String)> {
-    let contents = load::read_file(&t.skill_md, &t.dir, Limits::default().skill_md_bytes, true);
+fn analyze(t: &Target) -> anyhow::Result<Result<(Analysis, String), Diagnostic>> {
+    let limit = Limits::default().skill_md_bytes;
+    let contents = load::read_file(&t.skill_md, &t.dir, limit, true);
     let bytes = match contents {
         Contents::Bytes(b) => b,
-        Contents::TooLarge { size } => anyhow::bail!("{}: SKILL.md is {} bytes, over the limit", t.display, size),
+        Contents::TooLarge { size } => {
+            return Ok(Err(input_problem(
+                &rules::SK040,
+                &t.display,
+                format!(
+                    "SKILL.md is {}; the limit is {}",
+                    crate::skill::human_size(size),
+                    crate::skill::human_size(limit)
+                ),
+            )));
+        }
         Contents::SymlinkEscape { target } => {
-            anyhow::bail!("{}: symbolic link to `{target}`, outside the skill folder", t.display)
+            return Ok(Err(input_problem(
+                &rules::SK043,
+                &t.display,
+                format!("symbolic link to `{target}`, outside the skill folder"),
+            )));
         }
         Contents::Unreadable { error } => anyhow::bail!("{}: {error}", t.display),
         Contents::Unread { .. } => anyhow::bail!("{}: not read", t.display),
@@ -68,7 +100,7 @@ fn analyze(t: &Target) -> anyhow::Result<(Analysis, String)> {
             mode: Mode::Default,
         },
     );
-    Ok((analysis, String::from_utf8_lossy(&bytes).into_owned()))
+    Ok(Ok((analysis, String::from_utf8_lossy(&bytes).into_owned())))
 }
 
 /// The properties object, in the reference's key order. Scalars are strings, as read.
@@ -99,10 +131,29 @@ fn properties(root: &Node) -> Option<Properties> {
 type Properties = serde_json::Map<String, serde_json::Value>;
 
 /// Reads the properties of one skill, or reports why they cannot be read (exit 1).
+///
+/// Validation errors (a bad `name`, a long `description`) do not stop it, as in the reference;
+/// a frontmatter that was not read unambiguously does (invalid YAML, a duplicate key, an
+/// alias: printing one reading of it would hide the problem).
 fn read(path: &Path, color: bool) -> anyhow::Result<Result<(Target, Properties), Status>> {
-    let t = resolve(path)?;
-    let (analysis, text) = analyze(&t)?;
-    if let Some(props) = analysis.frontmatter.as_ref().and_then(properties) {
+    let options = RenderOptions { color };
+    let t = match resolve(path)? {
+        Ok(t) => t,
+        Err(d) => {
+            eprintln!("{}\n", diag::render_human(&d, None, options));
+            return Ok(Err(Status::Failure));
+        }
+    };
+    let (analysis, text) = match analyze(&t)? {
+        Ok(x) => x,
+        Err(d) => {
+            eprintln!("{}\n", diag::render_human(&d, None, options));
+            return Ok(Err(Status::Failure));
+        }
+    };
+    if analysis.read_errors().next().is_none()
+        && let Some(props) = analysis.frontmatter.as_ref().and_then(properties)
+    {
         return Ok(Ok((t, props)));
     }
     let fatal: Vec<_> = analysis
@@ -111,7 +162,7 @@ fn read(path: &Path, color: bool) -> anyhow::Result<Result<(Target, Properties),
         .filter(|d| d.severity == Severity::Error)
         .collect();
     for d in &fatal {
-        eprintln!("{}\n", diag::render_human(d, Some(&text), RenderOptions { color }));
+        eprintln!("{}\n", diag::render_human(d, Some(&text), options));
     }
     if fatal.is_empty() {
         eprintln!(

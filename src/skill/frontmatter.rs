@@ -33,12 +33,13 @@ pub fn decode<'a>(bytes: &'a [u8], file: &str) -> Result<&'a str, Box<Diagnostic
         let valid = e.valid_up_to();
         // `valid` is a char boundary of the valid prefix, so this cannot fail.
         let prefix = std::str::from_utf8(&bytes[..valid]).unwrap_or_default();
-        let mut pos = LineIndex::new(prefix).pos(prefix, valid);
+        let pos = LineIndex::new(prefix).pos(prefix, valid);
+        // The bad bytes are one character wide (shown as U+FFFD by lossy readers).
         let end = Pos {
             offset: valid + e.error_len().unwrap_or(1),
+            column: pos.column.saturating_add(1),
             ..pos
         };
-        pos.offset = valid;
         let byte = bytes.get(valid).copied().unwrap_or_default();
         Box::new(
             Diagnostic::new(
@@ -230,5 +231,7 @@ mod tests {
         let d = decode(b"---\nname: \xff\n", "SKILL.md").expect_err("invalid");
         assert_eq!(d.rule.code, "SK002");
         assert_eq!((d.span.start.line, d.span.start.column), (2, 7));
+        assert_eq!((d.span.end.line, d.span.end.column), (2, 8));
+        assert_eq!(d.span.bytes(), 10..11);
     }
 }

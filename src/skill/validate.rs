@@ -59,6 +59,30 @@ pub struct Analysis {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// Rules whose errors mean the frontmatter was not read unambiguously: the encoding, the
+/// fences, the YAML syntax, and the YAML features skillc refuses (after a duplicate key or an
+/// alias the value is undecided). Errors of the other rules are about what was read.
+pub const READ_RULES: &[&rules::Rule] = &[
+    &rules::SK002,
+    &rules::SK004,
+    &rules::SK005,
+    &rules::SK006,
+    &rules::SK007,
+    &rules::SK008,
+    &rules::SK009,
+    &rules::SK010,
+    &rules::SK011,
+];
+
+impl Analysis {
+    /// The errors that mean the frontmatter could not be read (see [`READ_RULES`]).
+    pub fn read_errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error && READ_RULES.iter().any(|r| r.code == d.rule.code))
+    }
+}
+
 /// Analyses the bytes of a SKILL.md shown as `file`.
 pub fn analyze(file: &str, bytes: &[u8], ctx: &Context<'_>) -> Analysis {
     let mut out = Analysis::default();

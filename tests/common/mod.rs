@@ -1,0 +1,91 @@
+//! Helpers shared by the integration tests: running the real `skillc` binary, reading its JSON
+//! report, and the insta settings that keep snapshots in the top-level `snapshots/` folder.
+
+// Each test file uses a different subset of these helpers.
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The binary under test.
+pub const SKILLC: &str = env!("CARGO_BIN_EXE_skillc");
+
+/// The repository root.
+pub fn manifest_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// What one run of `skillc` produced.
+#[derive(Debug)]
+pub struct Run {
+    /// The exit code (`None` when killed by a signal).
+    pub code: Option<i32>,
+    /// Standard output, decoded lossily.
+    pub stdout: String,
+    /// Standard error, decoded lossily.
+    pub stderr: String,
+}
+
+impl Run {
+    fn from_output(out: Output) -> Run {
+        Run {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// The standard output parsed as JSON; panics with both streams when it is not JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", self.stdout, self.stderr))
+    }
+}
+
+/// Runs `skillc ARGS` in `cwd` with a clean colour environment.
+pub fn skillc<I, S>(cwd: &Path, args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let out = Command::new(SKILLC)
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("CLICOLOR_FORCE")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {SKILLC}: {e}"));
+    Run::from_output(out)
+}
+
+/// Every diagnostic of a `check --format json` report, as `(code, severity)` pairs.
+pub fn diagnostics(report: &serde_json::Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for skill in report["skills"].as_array().map(Vec::as_slice).unwrap_or_default() {
+        for d in skill["diagnostics"].as_array().map(Vec::as_slice).unwrap_or_default() {
+            out.push((
+                d["code"].as_str().unwrap_or_default().to_owned(),
+                d["severity"].as_str().unwrap_or_default().to_owned(),
+            ));
+        }
+    }
+    out
+}
+
+/// The set of codes reported with `severity` in a `check --format json` report.
+pub fn codes_with(report: &serde_json::Value, severity: &str) -> BTreeSet<String> {
+    diagnostics(report)
+        .into_iter()
+        .filter(|(_, s)| s == severity)
+        .map(|(c, _)| c)
+        .collect()
+}
+
+/// insta settings: snapshots in `<repo>/snapshots/`, named exactly as given.
+pub fn insta_settings() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots"));
+    s.set_prepend_module_to_snapshot(false);
+    s
+}
