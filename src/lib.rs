@@ -3,12 +3,17 @@
 //! The library holds every stage of the pipeline (see ARCHITECTURE.md); `src/main.rs` only
 //! parses arguments and maps the result of [`cli::run`] to an exit code.
 
+pub mod admit;
 pub mod cli;
 pub mod config;
 pub mod db;
 pub mod diag;
+pub mod emit;
 pub mod extract;
+pub mod generate;
 pub mod rules;
+pub mod sign;
 pub mod skill;
 pub mod translate;
+pub mod verify;
 pub mod vocab;

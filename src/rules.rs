@@ -100,6 +100,7 @@ rules! {
     TR006 "qualifier-not-allowed" Error "A qualifier cannot qualify the sub-command's object.";
     AD001 "l1-vocabulary" Error "L1: the executor name is outside the closed vocabulary or breaks the name grammar.";
     AD002 "l2-catalog-collision" Error "L2: the executor name is already taken in the catalog by another skill.";
+    AD003 "duplicate-skill-name" Error "Two skills of one catalog have the same name.";
 }
 
 /// Looks a rule up by code, case-insensitively (`sk001` finds `SK001`).

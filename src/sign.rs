@@ -72,18 +72,25 @@ fn payload<'a>(text: &'a str, what: &'static str) -> Result<Vec<u8>, SignError> 
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with("untrusted comment:"))
         .ok_or_else(|| malformed(what, "no key line"))?;
-    B64.decode(line).map_err(|e| malformed(what, format!("invalid base64: {e}")))
+    B64.decode(line)
+        .map_err(|e| malformed(what, format!("invalid base64: {e}")))
 }
 
 impl SecretKey {
     /// A key from 32 random bytes (the Ed25519 seed) and an 8-byte id.
     pub fn from_seed(seed: [u8; 32], key_id: [u8; 8]) -> SecretKey {
-        SecretKey { key_id, signing: SigningKey::from_bytes(&seed) }
+        SecretKey {
+            key_id,
+            signing: SigningKey::from_bytes(&seed),
+        }
     }
 
     /// The matching public key.
     pub fn public(&self) -> PublicKey {
-        PublicKey { key_id: self.key_id, verifying: self.signing.verifying_key() }
+        PublicKey {
+            key_id: self.key_id,
+            verifying: self.signing.verifying_key(),
+        }
     }
 
     /// The secret key file: minisign's unencrypted layout (`kdf` = none), checksummed.
@@ -91,7 +98,11 @@ impl SecretKey {
         let mut sk = [0u8; 64];
         sk[..32].copy_from_slice(&self.signing.to_bytes());
         sk[32..].copy_from_slice(&self.signing.verifying_key().to_bytes());
-        let chk = Blake2b256::new().chain_update(b"Ed").chain_update(self.key_id).chain_update(sk).finalize();
+        let chk = Blake2b256::new()
+            .chain_update(b"Ed")
+            .chain_update(self.key_id)
+            .chain_update(sk)
+            .finalize();
         let mut raw = Vec::with_capacity(158);
         raw.extend_from_slice(b"Ed");
         raw.extend_from_slice(&[0, 0]); // kdf: none (the key is stored unencrypted, mode 0600)
@@ -101,7 +112,11 @@ impl SecretKey {
         raw.extend_from_slice(&self.key_id);
         raw.extend_from_slice(&sk);
         raw.extend_from_slice(&chk);
-        format!("untrusted comment: skillc secret key {}\n{}\n", key_id_hex(&self.key_id), B64.encode(raw))
+        format!(
+            "untrusted comment: skillc secret key {}\n{}\n",
+            key_id_hex(&self.key_id),
+            B64.encode(raw)
+        )
     }
 
     /// Parses a secret key file written by [`SecretKey::to_file`] or by `minisign -G -W`.
@@ -117,11 +132,20 @@ impl SecretKey {
             return Err(malformed("secret key", "not an Ed25519 minisign key"));
         }
         if raw[2..4] != [0, 0] {
-            return Err(malformed("secret key", "the key is password-protected; create one with `skillc keygen` or `minisign -G -W`"));
+            return Err(malformed(
+                "secret key",
+                "the key is password-protected; create one with `skillc keygen` or `minisign -G -W`",
+            ));
         }
-        let key_id: [u8; 8] = raw[54..62].try_into().map_err(|_| malformed("secret key", "short key id"))?;
+        let key_id: [u8; 8] = raw[54..62]
+            .try_into()
+            .map_err(|_| malformed("secret key", "short key id"))?;
         let sk = &raw[62..126];
-        let chk = Blake2b256::new().chain_update(b"Ed").chain_update(key_id).chain_update(sk).finalize();
+        let chk = Blake2b256::new()
+            .chain_update(b"Ed")
+            .chain_update(key_id)
+            .chain_update(sk)
+            .finalize();
         if chk.as_slice() != &raw[126..158] {
             return Err(malformed("secret key", "checksum mismatch (the file is damaged)"));
         }
@@ -161,7 +185,11 @@ impl PublicKey {
         raw.extend_from_slice(b"Ed");
         raw.extend_from_slice(&self.key_id);
         raw.extend_from_slice(&self.verifying.to_bytes());
-        format!("untrusted comment: minisign public key {}\n{}\n", key_id_hex(&self.key_id), B64.encode(raw))
+        format!(
+            "untrusted comment: minisign public key {}\n{}\n",
+            key_id_hex(&self.key_id),
+            B64.encode(raw)
+        )
     }
 
     /// Parses a minisign public key file (or its bare base64 line).
@@ -173,8 +201,12 @@ impl PublicKey {
         if raw.len() != 42 || &raw[..2] != b"Ed" {
             return Err(malformed("public key", "not a minisign Ed25519 public key"));
         }
-        let key_id: [u8; 8] = raw[2..10].try_into().map_err(|_| malformed("public key", "short key id"))?;
-        let pk: [u8; 32] = raw[10..42].try_into().map_err(|_| malformed("public key", "short key"))?;
+        let key_id: [u8; 8] = raw[2..10]
+            .try_into()
+            .map_err(|_| malformed("public key", "short key id"))?;
+        let pk: [u8; 32] = raw[10..42]
+            .try_into()
+            .map_err(|_| malformed("public key", "short key"))?;
         let verifying = VerifyingKey::from_bytes(&pk).map_err(|e| malformed("public key", e.to_string()))?;
         Ok(PublicKey { key_id, verifying })
     }
@@ -186,28 +218,52 @@ impl PublicKey {
     pub fn verify(&self, data: &[u8], sig_file: &str) -> Result<String, SignError> {
         let lines: Vec<&str> = sig_file.lines().collect();
         if lines.len() < 4 || !lines[0].starts_with("untrusted comment:") {
-            return Err(malformed("signature", "expected 4 lines: untrusted comment, signature, trusted comment, global signature"));
+            return Err(malformed(
+                "signature",
+                "expected 4 lines: untrusted comment, signature, trusted comment, global signature",
+            ));
         }
-        let raw = B64.decode(lines[1].trim()).map_err(|e| malformed("signature", format!("invalid base64: {e}")))?;
+        let raw = B64
+            .decode(lines[1].trim())
+            .map_err(|e| malformed("signature", format!("invalid base64: {e}")))?;
         if raw.len() != 74 || &raw[..2] != b"ED" {
-            return Err(malformed("signature", "not a prehashed (ED) Ed25519 minisign signature"));
+            return Err(malformed(
+                "signature",
+                "not a prehashed (ED) Ed25519 minisign signature",
+            ));
         }
-        let key_id: [u8; 8] = raw[2..10].try_into().map_err(|_| malformed("signature", "short key id"))?;
+        let key_id: [u8; 8] = raw[2..10]
+            .try_into()
+            .map_err(|_| malformed("signature", "short key id"))?;
         if key_id != self.key_id {
-            return Err(SignError::WrongKey { found: key_id_hex(&key_id), expected: key_id_hex(&self.key_id) });
+            return Err(SignError::WrongKey {
+                found: key_id_hex(&key_id),
+                expected: key_id_hex(&self.key_id),
+            });
         }
-        let sig_bytes: [u8; 64] = raw[10..74].try_into().map_err(|_| malformed("signature", "short signature"))?;
+        let sig_bytes: [u8; 64] = raw[10..74]
+            .try_into()
+            .map_err(|_| malformed("signature", "short signature"))?;
         let sig = Signature::from_bytes(&sig_bytes);
         let hash = Blake2b512::digest(data);
-        self.verifying.verify_strict(&hash, &sig).map_err(|_| SignError::BadSignature)?;
+        self.verifying
+            .verify_strict(&hash, &sig)
+            .map_err(|_| SignError::BadSignature)?;
         let trusted = lines[2]
             .strip_prefix("trusted comment: ")
             .ok_or_else(|| malformed("signature", "line 3 is not a trusted comment"))?;
-        let global = B64.decode(lines[3].trim()).map_err(|e| malformed("signature", format!("invalid base64: {e}")))?;
-        let global: [u8; 64] = global.as_slice().try_into().map_err(|_| malformed("signature", "global signature is not 64 bytes"))?;
+        let global = B64
+            .decode(lines[3].trim())
+            .map_err(|e| malformed("signature", format!("invalid base64: {e}")))?;
+        let global: [u8; 64] = global
+            .as_slice()
+            .try_into()
+            .map_err(|_| malformed("signature", "global signature is not 64 bytes"))?;
         let mut msg = sig_bytes.to_vec();
         msg.extend_from_slice(trusted.as_bytes());
-        self.verifying.verify_strict(&msg, &Signature::from_bytes(&global)).map_err(|_| SignError::BadTrustedComment)?;
+        self.verifying
+            .verify_strict(&msg, &Signature::from_bytes(&global))
+            .map_err(|_| SignError::BadTrustedComment)?;
         Ok(trusted.to_owned())
     }
 

@@ -32,15 +32,16 @@ pub(crate) fn default_paths(paths: &[PathBuf]) -> Vec<PathBuf> {
     }
 }
 
-/// Finds and reads skills under `paths` into a new database.
+/// Finds and reads skills under `paths` (relative to `base`) into a new database.
 pub(crate) fn load_skills(
+    base: &Path,
     paths: &[PathBuf],
     mode: Mode,
     limits: Limits,
     read_support: bool,
     exclude: &[PathBuf],
 ) -> anyhow::Result<Loaded> {
-    let found = load::discover(paths, exclude)?;
+    let found = load::discover(base, paths, exclude)?;
     let read = load::read(found.skills, limits, read_support);
     let db = Db::default();
     let settings = Settings::new(&db, mode, limits);
@@ -95,7 +96,7 @@ fn status_of(c: Counts) -> &'static str {
 pub(crate) fn run(args: &CheckArgs, out: &mut Printer) -> anyhow::Result<Status> {
     let paths = default_paths(&args.paths);
     let mode = if args.strict { Mode::Strict } else { Mode::Default };
-    let loaded = load_skills(&paths, mode, Limits::default(), false, &[])?;
+    let loaded = load_skills(Path::new(""), &paths, mode, Limits::default(), false, &[])?;
     let db = &loaded.db;
     let settings = loaded.settings;
     let results: Vec<skill::SkillCheck> = loaded

@@ -4,11 +4,14 @@
 //! Exit codes (stable): 0 success, 1 the input has errors (diagnostics, rejected plans, a
 //! failed verification), 2 the command could not run (usage, IO, configuration).
 
+mod build;
 mod check;
+mod keys;
 mod output;
 mod plan;
 mod project;
 mod props;
+mod verify;
 
 use std::io::{self, IsTerminal};
 use std::path::PathBuf;
@@ -90,6 +93,12 @@ pub enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Build the signed catalog of executors into `out/` (the main job).
+    Build(build::BuildArgs),
+    /// Verify a built catalog: signatures, hashes, completeness, expiry, rollback.
+    Verify(verify::VerifyArgs),
+    /// Create a signing key pair (minisign format).
+    Keygen(keys::KeygenArgs),
     /// Show each skill's sub-commands and their canonical executor names, or why not.
     Plan(plan::PlanArgs),
     /// Explain a diagnostic code (SK001, TR002, …); without a code, list them all.
@@ -139,6 +148,9 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
     pool.install(|| match args.command {
         Command::Check(c) => check::run(&c, &mut out),
         Command::Plan(p) => plan::run(&p, &mut out),
+        Command::Build(b) => build::run(&b, &mut out),
+        Command::Verify(v) => verify::run(&v, &mut out),
+        Command::Keygen(k) => keys::keygen(&k, &mut out),
         Command::ReadProperties { path } => props::read_properties(&path, &mut out),
         Command::ToPrompt { paths } => props::to_prompt(&paths, &mut out),
         Command::Explain { code } => explain(code.as_deref(), &mut out),

@@ -141,6 +141,7 @@ pub(crate) fn run(args: &PlanArgs, out: &mut Printer) -> anyhow::Result<Status> 
         default_paths(&args.paths)
     };
     let loaded = load_skills(
+        std::path::Path::new(""),
         &paths,
         Mode::Default,
         project.config.limits,

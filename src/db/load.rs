@@ -80,18 +80,20 @@ fn is_skill_file_name(name: &str) -> bool {
     name == "SKILL.md" || name == "skill.md"
 }
 
-/// Finds the skills under `paths`. `exclude` lists folders never searched (the `out/` folder).
+/// Finds the skills under `paths`, which are relative to `base` (or absolute); paths are
+/// displayed as given. `exclude` lists folders never searched (the `out/` folder).
 ///
 /// # Errors
 /// [`LoadError::NotFound`] when a path does not exist; [`LoadError::Io`] when a folder cannot
 /// be listed.
-pub fn discover(paths: &[PathBuf], exclude: &[PathBuf]) -> Result<Discovered, LoadError> {
+pub fn discover(base: &Path, paths: &[PathBuf], exclude: &[PathBuf]) -> Result<Discovered, LoadError> {
     let mut found = Discovered::default();
     let mut seen = BTreeSet::new();
     let excluded: Vec<PathBuf> = exclude.iter().filter_map(|p| p.canonicalize().ok()).collect();
-    for path in paths {
-        let meta = std::fs::metadata(path).map_err(|_| LoadError::NotFound(display_of(path)))?;
-        let display = display_of(path);
+    for given in paths {
+        let path = &base.join(given);
+        let meta = std::fs::metadata(path).map_err(|_| LoadError::NotFound(display_of(given)))?;
+        let display = display_of(given);
         if meta.is_file() {
             let name = path
                 .file_name()

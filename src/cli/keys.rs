@@ -1,0 +1,128 @@
+//! Signing keys on disk: `skillc keygen`, and finding the key a build signs with.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+
+use super::{Printer, Status, project};
+use crate::emit::write::write_atomic;
+use crate::sign::SecretKey;
+
+/// The environment variable holding the signing key (its file contents, or a path to it).
+pub const KEY_ENV: &str = "SKILLC_SIGNING_KEY";
+
+/// Arguments of `skillc keygen`.
+#[derive(Debug, clap::Args)]
+pub struct KeygenArgs {
+    /// Where to write the secret key (default: `[signing] key` of pipeline.toml, else
+    /// `.skillc/signing.key`). The public key `skillc.pub` is written beside it.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Replace an existing key.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// A new random key.
+pub(crate) fn generate() -> anyhow::Result<SecretKey> {
+    let mut seed = [0u8; 32];
+    let mut id = [0u8; 8];
+    getrandom::fill(&mut seed).map_err(|e| anyhow::anyhow!("no randomness available: {e}"))?;
+    getrandom::fill(&mut id).map_err(|e| anyhow::anyhow!("no randomness available: {e}"))?;
+    Ok(SecretKey::from_seed(seed, id))
+}
+
+/// Writes a key pair: the secret key (mode 0600) and `skillc.pub` beside it.
+pub(crate) fn write_pair(path: &Path, key: &SecretKey) -> anyhow::Result<PathBuf> {
+    write_atomic(path, key.to_file().as_bytes(), Some(0o600))?;
+    let public = path.with_file_name("skillc.pub");
+    write_atomic(&public, key.public().to_file().as_bytes(), Some(0o644))?;
+    if let Some(dir) = path.parent()
+        && dir.file_name().is_some_and(|n| n == ".skillc")
+    {
+        ignore_state_dir(dir)?;
+    }
+    Ok(public)
+}
+
+/// Makes sure `.skillc/` is never committed, whatever the project's `.gitignore` says.
+pub(crate) fn ignore_state_dir(dir: &Path) -> anyhow::Result<()> {
+    let gi = dir.join(".gitignore");
+    if !gi.exists() {
+        write_atomic(
+            &gi,
+            b"# skillc state: signing keys, fingerprints, audit log. Never commit.\n*\n",
+            Some(0o644),
+        )?;
+    }
+    Ok(())
+}
+
+pub(crate) fn keygen(args: &KeygenArgs, out: &mut Printer) -> anyhow::Result<Status> {
+    let project = project::load(&std::env::current_dir()?, out)?;
+    let path = args
+        .output
+        .clone()
+        .unwrap_or_else(|| project.root.join(&project.config.signing_key));
+    if path.exists() && !args.force {
+        anyhow::bail!(
+            "{} already exists; pass --force to replace it (catalogs signed with it will no longer verify)",
+            path.display()
+        );
+    }
+    let key = generate()?;
+    let public = write_pair(&path, &key)?;
+    out.line(&format!(
+        "wrote secret key {} (mode 0600) and public key {}",
+        path.display(),
+        public.display()
+    ))?;
+    out.line(&format!("key id {}", key.public().key_id_hex()))?;
+    Ok(Status::Success)
+}
+
+/// Where the signing key came from.
+pub(crate) enum KeySource {
+    /// `--key`, the environment, or the configured file.
+    Existing,
+    /// A development key created by this build.
+    Created(PathBuf),
+}
+
+/// Finds the signing key: `--key`, else `SKILLC_SIGNING_KEY` (contents or path), else the
+/// configured file; when the configured file is the default and missing, creates a
+/// development key there.
+pub(crate) fn signing_key(
+    flag: Option<&Path>,
+    configured: &Path,
+    is_default: bool,
+) -> anyhow::Result<(SecretKey, KeySource)> {
+    let read = |p: &Path| -> anyhow::Result<SecretKey> {
+        let text = std::fs::read_to_string(p).with_context(|| format!("reading signing key {}", p.display()))?;
+        SecretKey::from_file(&text).with_context(|| format!("signing key {}", p.display()))
+    };
+    if let Some(p) = flag {
+        return Ok((read(p)?, KeySource::Existing));
+    }
+    if let Ok(v) = std::env::var(KEY_ENV)
+        && !v.trim().is_empty()
+    {
+        if v.contains('\n') || v.trim_start().starts_with("untrusted comment:") {
+            let key = SecretKey::from_file(&v).with_context(|| format!("the key in {KEY_ENV}"))?;
+            return Ok((key, KeySource::Existing));
+        }
+        return Ok((read(Path::new(v.trim()))?, KeySource::Existing));
+    }
+    if configured.exists() {
+        return Ok((read(configured)?, KeySource::Existing));
+    }
+    anyhow::ensure!(
+        is_default,
+        "signing key {} not found; create it with `skillc keygen -o {}` or set {KEY_ENV}",
+        configured.display(),
+        configured.display()
+    );
+    let key = generate()?;
+    write_pair(configured, &key)?;
+    Ok((key, KeySource::Created(configured.to_path_buf())))
+}

@@ -1,0 +1,123 @@
+//! `skillc verify`: what a consuming runtime runs before it trusts a catalog.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde_json::json;
+
+use super::{Format, Printer, Status};
+use crate::emit::{self, write};
+use crate::sign::PublicKey;
+use crate::verify::{self, Options};
+
+/// Arguments of `skillc verify`.
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// The catalog folder (default `out`).
+    #[arg(default_value = "out")]
+    pub out: PathBuf,
+    /// Public key to trust (default: the folder's `skillc.pub`). Pass the key you expect:
+    /// a `skillc.pub` inside the folder only proves the catalog is self-consistent.
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
+    /// File remembering the last accepted `catalog_version` per key, for rollback protection
+    /// (default: `$XDG_STATE_HOME/skillc/verify-state.json`, else
+    /// `~/.local/state/skillc/verify-state.json`).
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// Also refuse skipped or not-run admission levels.
+    #[arg(long)]
+    pub production: bool,
+    /// Output format.
+    #[arg(long, visible_alias = "message-format", value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+fn default_state() -> PathBuf {
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    base.join("skillc").join("verify-state.json")
+}
+
+fn read_tree(dir: &Path) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
+    let mut files = BTreeMap::new();
+    for rel in write::list_files(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let bytes = std::fs::read(dir.join(&rel)).with_context(|| format!("reading {}/{rel}", dir.display()))?;
+        files.insert(rel, bytes);
+    }
+    Ok(files)
+}
+
+pub(crate) fn run(args: &VerifyArgs, out: &mut Printer) -> anyhow::Result<Status> {
+    anyhow::ensure!(
+        args.out.is_dir(),
+        "{}: no such folder (build a catalog with `skillc build`)",
+        args.out.display()
+    );
+    let files = read_tree(&args.out)?;
+    let key_path = args.key.clone().unwrap_or_else(|| args.out.join(emit::PUBLIC_KEY));
+    let key_text =
+        std::fs::read_to_string(&key_path).with_context(|| format!("reading public key {}", key_path.display()))?;
+    let key = PublicKey::from_file(&key_text).with_context(|| format!("public key {}", key_path.display()))?;
+    let state_path = args.state.clone().unwrap_or_else(default_state);
+    let mut state: BTreeMap<String, i64> = std::fs::read(&state_path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let opts = Options {
+        now: jiff::Timestamp::now().as_second(),
+        accepted: state.get(&key.key_id_hex()).copied(),
+        production: args.production,
+    };
+    let result = verify::verify(&files, &key, &opts);
+    let ok = result.failures.is_empty();
+    if ok && let Some(v) = result.catalog_version {
+        let entry = state.entry(key.key_id_hex()).or_insert(v);
+        *entry = (*entry).max(v);
+        write::write_atomic(
+            &state_path,
+            serde_json::to_string_pretty(&state)?.as_bytes(),
+            Some(0o644),
+        )
+        .with_context(|| format!("recording the accepted version in {}", state_path.display()))?;
+    }
+    match args.format {
+        Format::Json => {
+            let failures: Vec<serde_json::Value> = result
+                .failures
+                .iter()
+                .map(|f| json!({"kind": f.kind(), "message": f.to_string()}))
+                .collect();
+            let report = json!({"schema": "skillc.verify/1", "ok": ok, "catalog_version": result.catalog_version,
+                "expires": result.expires, "key_id": result.key_id, "executors": result.executors, "failures": failures});
+            out.line(&serde_json::to_string_pretty(&report)?)?;
+        }
+        Format::Human | Format::Short => {
+            for f in &result.failures {
+                out.line(&format!("error: {f}"))?;
+            }
+            if ok {
+                out.line(&format!(
+                    "verified {}: {} executors, catalog version {}, expires {}, key {}",
+                    args.out.display(),
+                    result.executors,
+                    result.catalog_version.unwrap_or_default(),
+                    result.expires.as_deref().unwrap_or("?"),
+                    result.key_id
+                ))?;
+            } else {
+                out.line(&format!(
+                    "verification of {} failed: {} problem(s)",
+                    args.out.display(),
+                    result.failures.len()
+                ))?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(if ok { Status::Success } else { Status::Failure })
+}

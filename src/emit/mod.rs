@@ -1,0 +1,177 @@
+//! Emission: the exact `out/` tree of a build (FORMATS.md, "out/") and writing it to disk.
+//!
+//! The tree is computed in memory first ([`OutTree`]), as a pure function of the build; then
+//! [`write`] compares it with the folder on disk and writes only files whose bytes differ
+//! (atomically: temporary file + rename), removes files that are no longer part of the
+//! contract, and never touches a folder it does not own. `out/` is never read as an input:
+//! the comparison only decides whether a write is needed.
+
+pub mod write;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// One file of the tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutFile {
+    /// The bytes.
+    pub bytes: Vec<u8>,
+    /// Whether it gets the executable bit (wrappers).
+    pub executable: bool,
+}
+
+/// The whole `out/` folder: `/`-separated relative path → file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OutTree {
+    /// The files, sorted by path.
+    pub files: BTreeMap<String, OutFile>,
+}
+
+impl OutTree {
+    /// Adds a file.
+    pub fn add(&mut self, path: impl Into<String>, bytes: impl Into<Vec<u8>>, executable: bool) {
+        self.files.insert(
+            path.into(),
+            OutFile {
+                bytes: bytes.into(),
+                executable,
+            },
+        );
+    }
+}
+
+/// The top-level files of the contract.
+pub const CATALOG: &str = "catalog.toml";
+/// Signature of the catalog.
+pub const CATALOG_SIG: &str = "catalog.toml.sig";
+/// Public key of the signer.
+pub const PUBLIC_KEY: &str = "skillc.pub";
+/// The build report.
+pub const REPORT: &str = "report.json";
+/// The routing battery.
+pub const ROUTING: &str = "routing.toml";
+
+/// The folder of an executor, relative to `out/`.
+pub fn executor_dir(skill: &str, executor: &str) -> String {
+    format!("executors/{skill}/{executor}")
+}
+
+/// An executor entry of the catalog.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CatalogExecutor {
+    /// Canonical name.
+    pub name: String,
+    /// Skill name.
+    pub skill: String,
+    /// Hex SHA-256 of its manifest.
+    pub manifest_sha256: String,
+}
+
+/// A skill entry of the catalog (its retained source).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CatalogSkill {
+    /// Skill name.
+    pub name: String,
+    /// `ok` or `instruction-only`.
+    pub status: String,
+    /// Number of executors admitted.
+    pub executors: usize,
+    /// Retained files: path relative to the skill folder → hex SHA-256.
+    pub files: BTreeMap<String, String>,
+}
+
+/// Header values of the catalog.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CatalogHeader {
+    /// Monotonic version (`SOURCE_DATE_EPOCH` or the build time).
+    pub version: i64,
+    /// RFC 3339 expiry time.
+    pub expires: String,
+    /// Signer's key id (hex).
+    pub key_id: String,
+    /// Levels skipped on request.
+    pub skipped: Vec<String>,
+}
+
+fn q(s: &str) -> String {
+    toml::Value::String(s.to_owned()).to_string()
+}
+
+/// Renders `catalog.toml`. `files` holds the SHA-256 of the other top-level files it vouches
+/// for (report, routing battery), so every byte of `out/` is covered by a signature.
+pub fn render_catalog(
+    header: &CatalogHeader,
+    files: &BTreeMap<String, String>,
+    executors: &[CatalogExecutor],
+    skills: &[CatalogSkill],
+) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "catalog_format = \"1\"");
+    let _ = writeln!(s, "catalog_version = {}", header.version);
+    let _ = writeln!(s, "expires = {}", q(&header.expires));
+    let _ = writeln!(s, "key_id = {}", q(&header.key_id));
+    let _ = writeln!(s, "skillc = {}", q(env!("CARGO_PKG_VERSION")));
+    let skipped: Vec<String> = header.skipped.iter().map(|x| q(x)).collect();
+    let _ = writeln!(s, "skipped = [{}]", skipped.join(", "));
+    let _ = writeln!(s, "\n[files]");
+    for (k, v) in files {
+        let _ = writeln!(s, "{} = {}", q(k), q(&format!("sha256:{v}")));
+    }
+    let mut execs: Vec<&CatalogExecutor> = executors.iter().collect();
+    execs.sort_by(|a, b| a.name.cmp(&b.name));
+    for e in execs {
+        let _ = writeln!(s, "\n[[executor]]");
+        let _ = writeln!(s, "name = {}", q(&e.name));
+        let _ = writeln!(s, "skill = {}", q(&e.skill));
+        let _ = writeln!(
+            s,
+            "manifest = {}",
+            q(&format!("{}/manifest.toml", executor_dir(&e.skill, &e.name)))
+        );
+        let _ = writeln!(s, "manifest_sha256 = {}", q(&e.manifest_sha256));
+    }
+    let mut sk: Vec<&CatalogSkill> = skills.iter().collect();
+    sk.sort_by(|a, b| a.name.cmp(&b.name));
+    for k in sk {
+        let _ = writeln!(s, "\n[[skill]]");
+        let _ = writeln!(s, "name = {}", q(&k.name));
+        let _ = writeln!(s, "status = {}", q(&k.status));
+        let _ = writeln!(s, "executors = {}", k.executors);
+        let _ = writeln!(s, "\n[skill.files]");
+        for (p, h) in &k.files {
+            let _ = writeln!(s, "{} = {}", q(p), q(&format!("sha256:{h}")));
+        }
+    }
+    s
+}
+
+/// The trusted comment of the catalog signature (FORMATS.md).
+pub fn catalog_trusted_comment(version: i64, expires: &str) -> String {
+    format!("catalog_version:{version}\texpires:{expires}\tfile:{CATALOG}")
+}
+
+/// The trusted comment of a manifest signature.
+pub fn manifest_trusted_comment(executor: &str) -> String {
+    format!("executor:{executor}\tfile:manifest.toml")
+}
+
+/// The routing battery. L4 (routing) is not implemented yet, so it holds no prototypes.
+pub fn render_routing() -> String {
+    "# skillc routing battery: prototype requests and the executor each must route to.\n\
+     # Filled by admission level L4 (routing), which this version does not run yet.\n\
+     routing_format = \"1\"\n"
+        .to_owned()
+}
+
+/// Sorts the keys of every object of a JSON value, recursively (deterministic output).
+pub fn sorted_json(v: serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Object(m) => {
+            let mut entries: Vec<(String, serde_json::Value)> = m.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            serde_json::Value::Object(entries.into_iter().map(|(k, v)| (k, sorted_json(v))).collect())
+        }
+        serde_json::Value::Array(a) => serde_json::Value::Array(a.into_iter().map(sorted_json).collect()),
+        other => other,
+    }
+}

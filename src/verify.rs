@@ -1,0 +1,422 @@
+//! Verification of a catalog: what a consuming runtime checks before it trusts `out/`
+//! (FORMATS.md, "catalog.toml": what `skillc verify` refuses).
+//!
+//! Checked: the catalog signature and its trusted comment; every manifest's hash and
+//! signature; every `[integrity]` hash; every retained skill file; that every file of the
+//! folder is one the signed catalog vouches for (an unsigned executor folder is refused);
+//! expiry; rollback (a `catalog_version` lower than the last one accepted for the key); with
+//! `production`, any skipped or not-run admission level. Every failure is collected and named.
+//! Pure: the caller reads the folder into a map.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use crate::emit::{self, CATALOG, CATALOG_SIG, PUBLIC_KEY, REPORT, ROUTING};
+use crate::generate::sha256;
+use crate::sign::PublicKey;
+
+/// One reason a catalog is refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// A file the catalog needs is absent.
+    Missing(String),
+    /// A signature does not verify.
+    BadSignature {
+        /// The signed file.
+        file: String,
+        /// What failed.
+        why: String,
+    },
+    /// A file's bytes differ from the hash that vouches for them.
+    HashMismatch {
+        /// The file.
+        file: String,
+        /// Where the expected hash is recorded.
+        recorded_in: String,
+    },
+    /// A file (or folder) present on disk that the catalog does not list.
+    Unlisted(String),
+    /// The catalog has expired.
+    Expired {
+        /// Its expiry time.
+        expires: String,
+    },
+    /// The catalog is older than one already accepted for this key.
+    Rollback {
+        /// This catalog's version.
+        version: i64,
+        /// The last accepted version.
+        accepted: i64,
+    },
+    /// A file is not what the format says.
+    Malformed {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// `--production` refuses weakened evidence.
+    NotProduction(String),
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Missing(p) => write!(f, "missing file: {p}"),
+            Failure::BadSignature { file, why } => write!(f, "bad signature: {file}: {why}"),
+            Failure::HashMismatch { file, recorded_in } => {
+                write!(f, "hash mismatch: {file} differs from the hash in {recorded_in}")
+            }
+            Failure::Unlisted(p) => write!(f, "not in the signed catalog: {p}"),
+            Failure::Expired { expires } => write!(f, "expired: the catalog expired at {expires}"),
+            Failure::Rollback { version, accepted } => {
+                write!(
+                    f,
+                    "rollback: catalog_version {version} is lower than {accepted}, already accepted for this key"
+                )
+            }
+            Failure::Malformed { file, why } => write!(f, "malformed: {file}: {why}"),
+            Failure::NotProduction(why) => write!(f, "not a production catalog: {why}"),
+        }
+    }
+}
+
+impl Failure {
+    /// A short kebab-case kind for JSON output (`bad-signature`, `hash-mismatch`, …).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Failure::Missing(_) => "missing",
+            Failure::BadSignature { .. } => "bad-signature",
+            Failure::HashMismatch { .. } => "hash-mismatch",
+            Failure::Unlisted(_) => "unlisted",
+            Failure::Expired { .. } => "expired",
+            Failure::Rollback { .. } => "rollback",
+            Failure::Malformed { .. } => "malformed",
+            Failure::NotProduction(_) => "not-production",
+        }
+    }
+}
+
+/// What verification found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Verification {
+    /// Catalog version, when the catalog could be read.
+    pub catalog_version: Option<i64>,
+    /// Expiry, when the catalog could be read.
+    pub expires: Option<String>,
+    /// Key id of the signer.
+    pub key_id: String,
+    /// Executors listed.
+    pub executors: usize,
+    /// Every failure; empty means the catalog verifies.
+    pub failures: Vec<Failure>,
+}
+
+/// Options of a verification.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Current time, Unix seconds.
+    pub now: i64,
+    /// Last accepted `catalog_version` for this key, when known.
+    pub accepted: Option<i64>,
+    /// Refuse skipped and not-run admission levels.
+    pub production: bool,
+}
+
+fn get<'a>(files: &'a BTreeMap<String, Vec<u8>>, path: &str, v: &mut Verification) -> Option<&'a [u8]> {
+    match files.get(path) {
+        Some(b) => Some(b),
+        None => {
+            v.failures.push(Failure::Missing(path.to_owned()));
+            None
+        }
+    }
+}
+
+fn check_sig(key: &PublicKey, files: &BTreeMap<String, Vec<u8>>, path: &str, v: &mut Verification) -> Option<String> {
+    let data = get(files, path, v)?;
+    let sig_path = format!("{path}.sig");
+    let sig = get(files, &sig_path, v)?;
+    let sig = String::from_utf8_lossy(sig);
+    match key.verify(data, &sig) {
+        Ok(trusted) => Some(trusted),
+        Err(e) => {
+            v.failures.push(Failure::BadSignature {
+                file: path.to_owned(),
+                why: e.to_string(),
+            });
+            None
+        }
+    }
+}
+
+fn hash_ok(expected: &str, bytes: &[u8]) -> bool {
+    expected.strip_prefix("sha256:").unwrap_or(expected) == sha256(bytes)
+}
+
+fn parse_toml(file: &str, bytes: &[u8], v: &mut Verification) -> Option<toml::Table> {
+    match std::str::from_utf8(bytes).ok().map(toml::from_str::<toml::Table>) {
+        Some(Ok(t)) => Some(t),
+        Some(Err(e)) => {
+            v.failures.push(Failure::Malformed {
+                file: file.to_owned(),
+                why: e.message().to_owned(),
+            });
+            None
+        }
+        None => {
+            v.failures.push(Failure::Malformed {
+                file: file.to_owned(),
+                why: "not UTF-8".into(),
+            });
+            None
+        }
+    }
+}
+
+/// Verifies the files of an `out/` folder (relative path → bytes) with `key`.
+pub fn verify(files: &BTreeMap<String, Vec<u8>>, key: &PublicKey, opts: &Options) -> Verification {
+    let mut v = Verification {
+        key_id: key.key_id_hex(),
+        ..Verification::default()
+    };
+    let mut vouched: BTreeSet<String> = [CATALOG, CATALOG_SIG, PUBLIC_KEY]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let Some(trusted) = check_sig(key, files, CATALOG, &mut v) else {
+        return finish(v, files, &vouched);
+    };
+    let Some(catalog) = parse_toml(CATALOG, &files[CATALOG], &mut v) else {
+        return finish(v, files, &vouched);
+    };
+    let version = catalog.get("catalog_version").and_then(toml::Value::as_integer);
+    let expires = catalog.get("expires").and_then(toml::Value::as_str).map(str::to_owned);
+    let (Some(version), Some(expires)) = (version, expires) else {
+        v.failures.push(Failure::Malformed {
+            file: CATALOG.into(),
+            why: "no catalog_version or expires".into(),
+        });
+        return finish(v, files, &vouched);
+    };
+    v.catalog_version = Some(version);
+    v.expires = Some(expires.clone());
+    if trusted != emit::catalog_trusted_comment(version, &expires) {
+        v.failures.push(Failure::Malformed {
+            file: CATALOG_SIG.into(),
+            why: format!("the trusted comment `{trusted}` disagrees with catalog.toml"),
+        });
+    }
+    match expires.parse::<jiff::Timestamp>() {
+        Ok(t) if t.as_second() <= opts.now => v.failures.push(Failure::Expired {
+            expires: expires.clone(),
+        }),
+        Ok(_) => {}
+        Err(e) => v.failures.push(Failure::Malformed {
+            file: CATALOG.into(),
+            why: format!("expires: {e}"),
+        }),
+    }
+    if let Some(accepted) = opts.accepted
+        && version < accepted
+    {
+        v.failures.push(Failure::Rollback { version, accepted });
+    }
+    if opts.production {
+        let skipped = catalog
+            .get("skipped")
+            .and_then(toml::Value::as_array)
+            .is_some_and(|a| !a.is_empty());
+        if skipped {
+            v.failures.push(Failure::NotProduction(
+                "admission levels were skipped for this catalog".into(),
+            ));
+        }
+    }
+    // Top-level files the catalog vouches for.
+    if let Some(t) = catalog.get("files").and_then(toml::Value::as_table) {
+        for (path, hash) in t {
+            vouched.insert(path.clone());
+            if let Some(bytes) = get(files, path, &mut v)
+                && !hash_ok(hash.as_str().unwrap_or_default(), bytes)
+            {
+                v.failures.push(Failure::HashMismatch {
+                    file: path.clone(),
+                    recorded_in: CATALOG.into(),
+                });
+            }
+        }
+    }
+    for required in [REPORT, ROUTING] {
+        if !vouched.contains(required) {
+            v.failures.push(Failure::Malformed {
+                file: CATALOG.into(),
+                why: format!("does not vouch for {required}"),
+            });
+        }
+    }
+    let executors = catalog
+        .get("executor")
+        .and_then(toml::Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    v.executors = executors.len();
+    for e in &executors {
+        verify_executor(e, key, files, opts, &mut vouched, &mut v);
+    }
+    for s in catalog
+        .get("skill")
+        .and_then(toml::Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+    {
+        let name = s.get("name").and_then(toml::Value::as_str).unwrap_or_default();
+        for (rel, hash) in s
+            .get("files")
+            .and_then(toml::Value::as_table)
+            .cloned()
+            .unwrap_or_default()
+        {
+            let path = format!("skills/{name}/{rel}");
+            vouched.insert(path.clone());
+            if let Some(bytes) = get(files, &path, &mut v)
+                && !hash_ok(hash.as_str().unwrap_or_default(), bytes)
+            {
+                v.failures.push(Failure::HashMismatch {
+                    file: path,
+                    recorded_in: CATALOG.into(),
+                });
+            }
+        }
+    }
+    finish(v, files, &vouched)
+}
+
+fn verify_executor(
+    e: &toml::Value,
+    key: &PublicKey,
+    files: &BTreeMap<String, Vec<u8>>,
+    opts: &Options,
+    vouched: &mut BTreeSet<String>,
+    v: &mut Verification,
+) {
+    let name = e
+        .get("name")
+        .and_then(toml::Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let skill = e
+        .get("skill")
+        .and_then(toml::Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let dir = emit::executor_dir(&skill, &name);
+    let manifest_path = format!("{dir}/manifest.toml");
+    if e.get("manifest").and_then(toml::Value::as_str) != Some(manifest_path.as_str()) {
+        v.failures.push(Failure::Malformed {
+            file: CATALOG.into(),
+            why: format!("executor `{name}` has an unexpected manifest path"),
+        });
+        return;
+    }
+    for f in [manifest_path.clone(), format!("{manifest_path}.sig")] {
+        vouched.insert(f);
+    }
+    let Some(bytes) = get(files, &manifest_path, v) else {
+        return;
+    };
+    let recorded = e
+        .get("manifest_sha256")
+        .and_then(toml::Value::as_str)
+        .unwrap_or_default();
+    if !hash_ok(recorded, bytes) {
+        v.failures.push(Failure::HashMismatch {
+            file: manifest_path.clone(),
+            recorded_in: CATALOG.into(),
+        });
+    }
+    if check_sig(key, files, &manifest_path, v).is_none() {
+        return;
+    }
+    let Some(manifest) = parse_toml(&manifest_path, bytes, v) else {
+        return;
+    };
+    if manifest.get("name").and_then(toml::Value::as_str) != Some(name.as_str()) {
+        v.failures.push(Failure::Malformed {
+            file: manifest_path.clone(),
+            why: format!("its name is not `{name}`"),
+        });
+    }
+    let integrity = manifest
+        .get("integrity")
+        .and_then(toml::Value::as_table)
+        .cloned()
+        .unwrap_or_default();
+    for (k, hash) in &integrity {
+        let path = match k.as_str() {
+            "wrapper" => format!("{dir}/{name}.py"),
+            "lang_state" => format!("{dir}/manifest.lang_state.json"),
+            other => other.to_owned(),
+        };
+        vouched.insert(path.clone());
+        if let Some(b) = get(files, &path, v)
+            && !hash_ok(hash.as_str().unwrap_or_default(), b)
+        {
+            v.failures.push(Failure::HashMismatch {
+                file: path,
+                recorded_in: manifest_path.clone(),
+            });
+        }
+    }
+    for k in ["wrapper", "lang_state"] {
+        if !integrity.contains_key(k) {
+            v.failures.push(Failure::Malformed {
+                file: manifest_path.clone(),
+                why: format!("[integrity] has no `{k}`"),
+            });
+        }
+    }
+    if opts.production {
+        let admission = manifest.get("admission");
+        let skipped = admission
+            .and_then(|a| a.get("skipped"))
+            .and_then(toml::Value::as_array)
+            .is_some_and(|a| !a.is_empty());
+        let weak: Vec<String> = admission
+            .and_then(|a| a.get("levels"))
+            .and_then(toml::Value::as_table)
+            .map(|t| {
+                t.iter()
+                    .filter(|(_, s)| s.as_str() != Some("pass"))
+                    .map(|(l, s)| format!("{l} {}", s.as_str().unwrap_or("?")))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if skipped || !weak.is_empty() {
+            v.failures.push(Failure::NotProduction(format!(
+                "executor `{name}` has levels {}",
+                weak.join(", ")
+            )));
+        }
+    }
+}
+
+fn finish(mut v: Verification, files: &BTreeMap<String, Vec<u8>>, vouched: &BTreeSet<String>) -> Verification {
+    // Anything on disk the signed catalog does not vouch for is refused; an executor folder
+    // is reported once, as a folder.
+    let mut folders = BTreeSet::new();
+    for path in files.keys().filter(|p| !vouched.contains(*p)) {
+        let parts: Vec<&str> = path.split('/').collect();
+        if parts.len() >= 4 && parts[0] == "executors" {
+            let folder = parts[..3].join("/");
+            if !vouched.iter().any(|x| x.starts_with(&format!("{folder}/"))) {
+                if folders.insert(folder.clone()) {
+                    v.failures.push(Failure::Unlisted(format!("{folder}/")));
+                }
+                continue;
+            }
+        }
+        v.failures.push(Failure::Unlisted(path.clone()));
+    }
+    v
+}
