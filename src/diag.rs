@@ -28,7 +28,8 @@ pub enum Severity {
 
 impl fmt::Display for Severity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+        // `pad` honours width and alignment (`{:<8}` in `skillc explain`).
+        f.pad(match self {
             Severity::Note => "note",
             Severity::Warning => "warning",
             Severity::Error => "error",

@@ -201,7 +201,11 @@ fn a_20_mib_skill_md_is_rejected_by_size() {
     let mut failures = Vec::new();
     let (human, json) = check_both(tmp.path(), "huge-skill", &want, &mut failures);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-    assert!(human.stdout.contains("SKILL.md is 20 MiB"), "{}", human.stdout);
+    assert!(
+        human.stdout.contains("SKILL.md is 20971520 bytes (20 MiB)"),
+        "{}",
+        human.stdout
+    );
 
     // read-properties refuses it as a problem of the input (exit 1), not a failure to run.
     let props = skillc(tmp.path(), ["read-properties", "huge-skill"]);

@@ -96,7 +96,13 @@ fn status_of(c: Counts) -> &'static str {
 pub(crate) fn run(args: &CheckArgs, out: &mut Printer) -> anyhow::Result<Status> {
     let paths = default_paths(&args.paths);
     let mode = if args.strict { Mode::Strict } else { Mode::Default };
-    let loaded = load_skills(Path::new(""), &paths, mode, Limits::default(), false, &[])?;
+    // Limits come from pipeline.toml when the current folder has one.
+    let limits = if Path::new(crate::config::FILE_NAME).is_file() {
+        super::project::load(Path::new("."), out)?.config.limits
+    } else {
+        Limits::default()
+    };
+    let loaded = load_skills(Path::new(""), &paths, mode, limits, false, &[])?;
     let db = &loaded.db;
     let settings = loaded.settings;
     let results: Vec<skill::SkillCheck> = loaded

@@ -256,6 +256,11 @@ pub fn read_file(path: &Path, skill_dir: &Path, limit: u64, read_contents: bool)
             .unwrap_or_default();
         let inside = match (path.canonicalize(), skill_dir.canonicalize()) {
             (Ok(t), Ok(d)) => t.starts_with(&d),
+            (Err(_), _) => {
+                return Contents::Unreadable {
+                    error: format!("broken symbolic link to `{target}`"),
+                };
+            }
             _ => false,
         };
         if !inside {

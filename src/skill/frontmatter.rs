@@ -109,6 +109,8 @@ pub fn split(src: &Source<'_>) -> (Option<Split>, Vec<Diagnostic>) {
                 format!("`{}` is not a frontmatter fence", line.trim_end()),
                 if rest.starts_with('-') {
                     "the opening fence is exactly three dashes: `---`".to_owned()
+                } else if rest.trim().eq_ignore_ascii_case("yaml") {
+                    "write the opening fence as `---` alone; the frontmatter is always YAML".to_owned()
                 } else {
                     format!(
                         "only YAML frontmatter is supported; `---{}` marks another language",

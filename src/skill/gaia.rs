@@ -323,7 +323,7 @@ pub fn analyze(src: &Source<'_>, node: &Node, diags: &mut Vec<Diagnostic>) -> Ga
                         src.span(e.value.span.clone()),
                         "`tools_required` must be a list of tool names",
                     )
-                    .help("e.g. `tools_required: [query_documents, read_file]`"),
+                    .help("one registry tool name per line, e.g. `- query_documents`"),
                 ),
             },
             "requirements" => {
@@ -388,12 +388,17 @@ fn analyze_tools(src: &Source<'_>, node: &Node, diags: &mut Vec<Diagnostic>) -> 
             continue;
         };
         if name.is_empty()
-            || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
             || name.starts_with(|c: char| c.is_ascii_digit())
         {
             diags.push(
-                bad(format!("tool name `{name}` is not a Python identifier"), &item.span)
-                    .help("use lowercase letters, digits and `_`"),
+                bad(
+                    format!("tool name `{name}` is not a lowercase Python identifier"),
+                    &item.span,
+                )
+                .help("use lowercase letters, digits and `_`"),
             );
             continue;
         }

@@ -115,7 +115,11 @@ fn file_problem(contents: &Contents, path: &str, limit: u64, what: &str) -> Opti
                     rule,
                     path,
                     at_start,
-                    format!("{what} is {}; the limit is {}", human_size(*size), human_size(limit)),
+                    format!(
+                        "{what} is {size} bytes ({}); the limit is {limit} bytes ({})",
+                        human_size(*size),
+                        human_size(limit)
+                    ),
                 )
                 .help(if what == "SKILL.md" {
                     "move detail into `references/` files the body links to; keep SKILL.md short"

@@ -201,7 +201,7 @@ impl Validator<'_, '_> {
                 (Mode::Default, None) => {
                     let help = match near_miss(key) {
                         Some(good) => format!("did you mean `{good}`?"),
-                        None => "move custom keys under `metadata` (e.g. `metadata: {author: …}`)".to_owned(),
+                        None => "move custom keys under `metadata:`, one indented `key: value` per line".to_owned(),
                     };
                     let d = self
                         .diag(&rules::SK033, &e.key_span, format!("unknown field `{key}`"))
@@ -337,7 +337,11 @@ impl Validator<'_, '_> {
             );
             self.push(d);
         }
-        let bad: Vec<char> = name.chars().filter(|c| !(c.is_alphanumeric() || *c == '-')).collect();
+        // Python's `str.isalnum` (the reference): letters and numbers, not combining marks.
+        let bad: Vec<char> = name
+            .chars()
+            .filter(|c| !((c.is_alphanumeric() && !unicode_normalization::char::is_combining_mark(*c)) || *c == '-'))
+            .collect();
         if !bad.is_empty() {
             let shown: Vec<String> = dedup_chars(&bad)
                 .iter()
@@ -360,7 +364,11 @@ impl Validator<'_, '_> {
                     &span,
                     format!("skill name `{name}` does not match its folder `{}`", self.ctx.dir_name),
                 )
-                .help(format!("rename the folder to `{name}` or set `name: {dir}`"));
+                .help(if name_is_valid(&name) {
+                    format!("rename the folder to `{name}` or set `name: {dir}`")
+                } else {
+                    format!("set `name: {dir}` if that is the skill's name")
+                });
             self.push(d);
         }
         self.model.name = Some(Text { value: name, span });
@@ -421,7 +429,7 @@ impl Validator<'_, '_> {
                 &rules::SK012,
                 &node.span,
                 format!(
-                    "`{field}` is read as the string \"{}\", but PyYAML reads a {}",
+                    "`{field}` is read as the string \"{}\", but PyYAML reads {}",
                     s.value,
                     t.describe()
                 ),
@@ -578,6 +586,13 @@ impl Validator<'_, '_> {
     }
 
     fn check_metadata(&mut self, node: &Node) {
+        // `metadata:` with nothing after it is an empty mapping, not a type error.
+        if node
+            .as_scalar()
+            .is_some_and(|s| s.core_type() == yaml::ScalarType::Null)
+        {
+            return;
+        }
         let Some(entries) = node.as_map() else {
             let d = self
                 .diag(
@@ -791,6 +806,20 @@ fn dedup_chars(chars: &[char]) -> Vec<char> {
     out
 }
 
+/// Whether a (normalized) name passes every `name` rule but the folder match.
+fn name_is_valid(name: &str) -> bool {
+    let n = name.chars().count();
+    n > 0
+        && n <= MAX_NAME_CHARS
+        && name == name.to_lowercase()
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+        && !name.contains("--")
+        && name
+            .chars()
+            .all(|c| (c.is_alphanumeric() && !unicode_normalization::char::is_combining_mark(c)) || c == '-')
+}
+
 /// Known misspellings of standard fields.
 fn near_miss(key: &str) -> Option<&'static str> {
     let normalized: String = key.to_ascii_lowercase().replace('_', "-");
@@ -813,5 +842,53 @@ fn hidden_kind(c: char) -> &'static str {
         0xE0000..=0xE007F => "Unicode tag character",
         0x202A..=0x202E | 0x2066..=0x2069 | 0x200E | 0x200F | 0x061C => "bidirectional control",
         _ => "zero-width character",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(dir: &str, text: &str) -> Vec<&'static str> {
+        let ctx = Context {
+            dir_name: dir,
+            mode: Mode::Default,
+        };
+        analyze("SKILL.md", text.as_bytes(), &ctx)
+            .diagnostics
+            .iter()
+            .map(|d| d.rule.code)
+            .collect()
+    }
+
+    #[test]
+    fn names_follow_python_isalnum() {
+        // Devanagari vowel signs are combining marks: letters for Rust, not for Python.
+        assert_eq!(codes("हिंदी", "---\nname: हिंदी\ndescription: d\n---\n"), vec!["SK026"]);
+        assert!(codes("навык", "---\nname: навык\ndescription: d\n---\n").is_empty());
+    }
+
+    #[test]
+    fn empty_metadata_is_an_empty_mapping() {
+        assert!(codes("a", "---\nname: a\ndescription: d\nmetadata:\n---\n").is_empty());
+        assert_eq!(
+            codes("a", "---\nname: a\ndescription: d\nmetadata: [x]\n---\n"),
+            vec!["SK034"]
+        );
+    }
+
+    #[test]
+    fn yaml_1_1_scalars_warn_with_the_type() {
+        let ctx = Context {
+            dir_name: "a",
+            mode: Mode::Default,
+        };
+        let a = analyze("SKILL.md", b"---\nname: a\ndescription: d\nversion: 1.0\n---\n", &ctx);
+        assert_eq!(a.diagnostics.len(), 1);
+        assert_eq!(
+            a.diagnostics[0].message,
+            "`version` is read as the string \"1.0\", but PyYAML reads a float"
+        );
+        assert_eq!(a.model.version.as_deref(), Some("1.0"));
     }
 }

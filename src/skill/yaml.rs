@@ -90,15 +90,15 @@ pub enum ScalarType {
 }
 
 impl ScalarType {
-    /// A lowercase English name: "boolean", "integer", …
+    /// A lowercase English name with its article: "a boolean", "an integer", …
     pub fn describe(self) -> &'static str {
         match self {
             ScalarType::Null => "null",
-            ScalarType::Bool => "boolean",
-            ScalarType::Int => "integer",
-            ScalarType::Float => "float",
-            ScalarType::Timestamp => "date",
-            ScalarType::Str => "string",
+            ScalarType::Bool => "a boolean",
+            ScalarType::Int => "an integer",
+            ScalarType::Float => "a float",
+            ScalarType::Timestamp => "a date",
+            ScalarType::Str => "a string",
         }
     }
 }
