@@ -3,7 +3,7 @@
 //!
 //! Architecture invariant: inputs are created and updated only here and in [`load`] (which
 //! reads the disk) and by `watch`; every derived value is a tracked query in its stage module.
-//! Setters always start a new revision, so [`set_if_changed`]-style helpers compare contents
+//! Setters always start a new revision, so [`set_contents_if_changed`] and [`set_text_if_changed`] compare contents
 //! before writing.
 
 pub mod load;
@@ -192,3 +192,24 @@ impl Db {
 
 #[salsa::db]
 impl salsa::Database for Db {}
+
+/// Replaces a file's contents when they differ, and says whether it did. Setters always start
+/// a new revision, so comparing first keeps unchanged files from invalidating anything.
+pub fn set_contents_if_changed(db: &mut Db, file: SourceFile, contents: Contents) -> bool {
+    use salsa::Setter as _;
+    if *file.contents(db) == contents {
+        return false;
+    }
+    file.set_contents(db).to(contents);
+    true
+}
+
+/// Replaces a text input (vocabulary, configuration) when it differs; says whether it did.
+pub fn set_text_if_changed(db: &mut Db, input: TextInput, text: String) -> bool {
+    use salsa::Setter as _;
+    if *input.text(db) == text {
+        return false;
+    }
+    input.set_text(db).to(text);
+    true
+}
