@@ -111,7 +111,8 @@ pub struct Config {
     pub fail_on: FindingSeverity,
     /// Size and count limits.
     pub limits: Limits,
-    /// Whether `vocabulary` was set explicitly (a missing explicit file is an error).
+    /// Whether `vocabulary` names a file other than the default `vocabulary.toml` (such a file
+    /// must exist; the default falls back to the built-in vocabulary).
     pub vocabulary_explicit: bool,
 }
 
@@ -204,8 +205,10 @@ pub fn parse(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
             cfg.out = PathBuf::from(o);
         }
         if let Some(v) = p.vocabulary {
+            // The default name falls back to the built-in vocabulary when the file is absent
+            // (FORMATS.md); any other name must exist.
+            cfg.vocabulary_explicit = !v.is_empty() && v != "vocabulary.toml";
             cfg.vocabulary = (!v.is_empty()).then(|| PathBuf::from(v));
-            cfg.vocabulary_explicit = true;
         }
         if let Some(pf) = p.provider_from
             && pf.get_ref() != "name"

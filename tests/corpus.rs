@@ -5,33 +5,9 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{codes_with, insta_settings, manifest_dir, skillc};
-
-/// The corpus: `$SKILLC_CORPUS`, else `<repo>/../shared/corpus`, else `/work/shared/corpus`.
-/// `None` (with a note) when absent; a failure when `$SKILLC_REQUIRE_CORPUS` is set.
-fn corpus() -> Option<PathBuf> {
-    let candidates = match std::env::var_os("SKILLC_CORPUS") {
-        Some(p) => vec![PathBuf::from(p)],
-        None => vec![
-            manifest_dir().join("../shared/corpus"),
-            PathBuf::from("/work/shared/corpus"),
-        ],
-    };
-    let found = candidates
-        .iter()
-        .find(|p| p.is_dir())
-        .and_then(|p| p.canonicalize().ok());
-    if found.is_none() {
-        assert!(
-            std::env::var_os("SKILLC_REQUIRE_CORPUS").is_none(),
-            "SKILLC_REQUIRE_CORPUS is set but no corpus was found at {candidates:?}"
-        );
-        eprintln!("note: corpus not found at {candidates:?} (set SKILLC_CORPUS); test skipped");
-    }
-    found
-}
+use common::{codes_with, corpus, insta_settings, skillc};
 
 /// The corpus folder's parent (the working directory) and its name (the argument), so that
 /// displayed paths do not depend on where the corpus lives.

@@ -89,3 +89,27 @@ pub fn insta_settings() -> insta::Settings {
     s.set_prepend_module_to_snapshot(false);
     s
 }
+
+/// The corpus: `$SKILLC_CORPUS`, else `<repo>/../shared/corpus`, else `/work/shared/corpus`.
+/// `None` (with a note) when absent; a failure when `$SKILLC_REQUIRE_CORPUS` is set.
+pub fn corpus() -> Option<PathBuf> {
+    let candidates = match std::env::var_os("SKILLC_CORPUS") {
+        Some(p) => vec![PathBuf::from(p)],
+        None => vec![
+            manifest_dir().join("../shared/corpus"),
+            PathBuf::from("/work/shared/corpus"),
+        ],
+    };
+    let found = candidates
+        .iter()
+        .find(|p| p.is_dir())
+        .and_then(|p| p.canonicalize().ok());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("SKILLC_REQUIRE_CORPUS").is_none(),
+            "SKILLC_REQUIRE_CORPUS is set but no corpus was found at {candidates:?}"
+        );
+        eprintln!("note: corpus not found at {candidates:?} (set SKILLC_CORPUS); test skipped");
+    }
+    found
+}

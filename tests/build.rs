@@ -1,0 +1,590 @@
+//! `skillc build` and `skillc verify` end to end: the example skills build cleanly into a
+//! catalog the stock `minisign` accepts; tampering is caught and named; builds are
+//! reproducible and a build that changes nothing writes nothing; wrappers run.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{Run, SKILLC, corpus, insta_settings, manifest_dir};
+
+/// A fixed test key (never a real one): deterministic signatures for snapshots.
+fn write_test_key(path: &Path) {
+    let key = skillc::sign::SecretKey::from_seed([42u8; 32], *b"testKEY!");
+    std::fs::write(path, key.to_file()).expect("write key");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.expect("walk");
+        let rel = entry.path().strip_prefix(from).expect("prefix");
+        let dest = to.join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).expect("mkdir");
+        } else {
+            std::fs::copy(entry.path(), &dest).expect("copy");
+        }
+    }
+}
+
+/// A project in a temporary folder: a copy of the repository's example skills and a test key.
+struct Project {
+    dir: tempfile::TempDir,
+}
+
+impl Project {
+    fn new() -> Project {
+        let dir = tempfile::tempdir().expect("tempdir");
+        copy_dir(&manifest_dir().join("skills"), &dir.path().join("skills"));
+        write_test_key(&dir.path().join("test.key"));
+        Project { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn out(&self) -> PathBuf {
+        self.path().join("out")
+    }
+
+    fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = Command::new(SKILLC);
+        cmd.args(args)
+            .current_dir(self.path())
+            .env("NO_COLOR", "1")
+            .env_remove("SKILLC_SIGNING_KEY")
+            .env_remove("SOURCE_DATE_EPOCH");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("run skillc");
+        Run {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    fn build(&self, env: &[(&str, &str)]) -> Run {
+        let r = self.run(&["build", "--key", "test.key"], env);
+        assert_eq!(r.code, Some(0), "build failed:\n{}\n{}", r.stdout, r.stderr);
+        r
+    }
+
+    fn verify(&self) -> Run {
+        self.run(&["verify", "out", "--state", "verify-state.json"], &[])
+    }
+}
+
+const SDE: (&str, &str) = ("SOURCE_DATE_EPOCH", "1800000000");
+
+/// Every file of a folder: relative path → (bytes, executable).
+fn tree(dir: &Path) -> BTreeMap<String, (Vec<u8>, bool)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut m = BTreeMap::new();
+    for entry in walkdir::WalkDir::new(dir) {
+        let entry = entry.expect("walk");
+        if entry.file_type().is_file() {
+            let rel = entry
+                .path()
+                .strip_prefix(dir)
+                .expect("prefix")
+                .to_string_lossy()
+                .into_owned();
+            let exec = entry.metadata().expect("metadata").permissions().mode() & 0o111 != 0;
+            m.insert(rel, (std::fs::read(entry.path()).expect("read"), exec));
+        }
+    }
+    m
+}
+
+fn executor_dirs(out: &Path) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    for skill in std::fs::read_dir(out.join("executors")).expect("executors") {
+        for e in std::fs::read_dir(skill.expect("entry").path()).expect("skill dir") {
+            v.push(e.expect("entry").path());
+        }
+    }
+    v.sort();
+    v
+}
+
+#[test]
+fn the_example_builds_cleanly_and_verifies() {
+    let p = Project::new();
+    let r = p.build(&[SDE]);
+    assert!(r.stdout.contains("0 rejected"), "{}", r.stdout);
+    assert!(r.stdout.starts_with("built 5 skills"), "{}", r.stdout);
+    let v = p.verify();
+    assert_eq!(v.code, Some(0), "{}{}", v.stdout, v.stderr);
+    assert!(v.stdout.starts_with("verified out:"), "{}", v.stdout);
+
+    // Exactly the contract: top-level files, and four files per executor.
+    let top: Vec<String> = std::fs::read_dir(p.out())
+        .expect("out")
+        .map(|e| e.expect("e").file_name().to_string_lossy().into_owned())
+        .collect();
+    let mut top = top;
+    top.sort();
+    assert_eq!(
+        top,
+        [
+            "catalog.toml",
+            "catalog.toml.sig",
+            "executors",
+            "report.json",
+            "routing.toml",
+            "skillc.pub",
+            "skills"
+        ]
+    );
+    let dirs = executor_dirs(&p.out());
+    assert!(dirs.len() >= 25, "{} executors", dirs.len());
+    for d in &dirs {
+        let name = d
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut files: Vec<String> = std::fs::read_dir(d)
+            .expect("dir")
+            .map(|e| e.expect("e").file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        let mut want = vec![
+            format!("{name}.py"),
+            "manifest.lang_state.json".into(),
+            "manifest.toml".into(),
+            "manifest.toml.sig".into(),
+        ];
+        want.sort();
+        assert_eq!(files, want, "{}", d.display());
+    }
+    // The report lists every skill with its outcome.
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(p.out().join("report.json")).expect("report")).expect("json");
+    assert_eq!(report["summary"]["rejected"], 0);
+    assert_eq!(report["reproducible"], true);
+    assert_eq!(report["skills"].as_array().map(Vec::len), Some(5));
+}
+
+#[test]
+fn stock_minisign_verifies_catalog_and_manifests() {
+    let available = Command::new("minisign").arg("-v").output().is_ok();
+    if !available {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "minisign is required in CI (apt-get install -y minisign)"
+        );
+        eprintln!("note: minisign is not installed; test skipped");
+        return;
+    }
+    let p = Project::new();
+    p.build(&[SDE]);
+    let mut files = vec![p.out().join("catalog.toml")];
+    files.extend(executor_dirs(&p.out()).into_iter().map(|d| d.join("manifest.toml")));
+    for f in files {
+        let sig = PathBuf::from(format!("{}.sig", f.display()));
+        let out = Command::new("minisign")
+            .args(["-V", "-q", "-m"])
+            .arg(&f)
+            .arg("-x")
+            .arg(&sig)
+            .arg("-p")
+            .arg(p.out().join("skillc.pub"))
+            .output()
+            .expect("minisign");
+        assert!(
+            out.status.success(),
+            "minisign rejects {}: {}",
+            f.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // A changed byte is rejected by minisign too.
+    let catalog = p.out().join("catalog.toml");
+    let mut bytes = std::fs::read(&catalog).expect("read");
+    bytes.push(b'\n');
+    std::fs::write(&catalog, bytes).expect("write");
+    let out = Command::new("minisign")
+        .args(["-V", "-q", "-m"])
+        .arg(&catalog)
+        .arg("-x")
+        .arg(p.out().join("catalog.toml.sig"))
+        .arg("-p")
+        .arg(p.out().join("skillc.pub"))
+        .output()
+        .expect("minisign");
+    assert!(!out.status.success());
+}
+
+/// Builds, applies `tamper` to `out/`, and checks that verify fails naming `cause`.
+fn tampered(tamper: impl FnOnce(&Path), cause: &str) {
+    let p = Project::new();
+    p.build(&[SDE]);
+    assert_eq!(p.verify().code, Some(0));
+    tamper(&p.out());
+    let v = p.verify();
+    assert_eq!(v.code, Some(1), "verify accepted a tampered catalog:\n{}", v.stdout);
+    assert!(v.stdout.contains(cause), "expected `{cause}` in:\n{}", v.stdout);
+}
+
+fn flip_byte(path: &Path) {
+    let mut b = std::fs::read(path).expect("read");
+    let i = b.len() / 2;
+    b[i] ^= 0x01;
+    std::fs::write(path, b).expect("write");
+}
+
+fn first_executor(out: &Path) -> PathBuf {
+    executor_dirs(out).into_iter().next().expect("an executor")
+}
+
+#[test]
+fn tampering_with_a_wrapper_is_caught() {
+    tampered(
+        |out| {
+            let d = first_executor(out);
+            let name = d
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            flip_byte(&d.join(format!("{name}.py")));
+        },
+        "hash mismatch: executors/",
+    );
+}
+
+#[test]
+fn tampering_with_a_manifest_is_caught() {
+    tampered(
+        |out| flip_byte(&first_executor(out).join("manifest.toml")),
+        "bad signature: executors/",
+    );
+}
+
+#[test]
+fn tampering_with_a_retained_script_is_caught() {
+    tampered(
+        |out| flip_byte(&out.join("skills/workspace/scripts/workspace.py")),
+        "hash mismatch: skills/workspace/scripts/workspace.py",
+    );
+}
+
+#[test]
+fn tampering_with_the_catalog_is_caught() {
+    tampered(
+        |out| flip_byte(&out.join("catalog.toml")),
+        "bad signature: catalog.toml",
+    );
+}
+
+#[test]
+fn a_deleted_signature_is_caught() {
+    tampered(
+        |out| std::fs::remove_file(first_executor(out).join("manifest.toml.sig")).expect("rm"),
+        "missing file: executors/",
+    );
+}
+
+#[test]
+fn an_unsigned_executor_folder_is_caught() {
+    tampered(
+        |out| {
+            let d = first_executor(out);
+            let fake = d.with_file_name("delete_files_intruder");
+            copy_dir(&d, &fake);
+        },
+        "not in the signed catalog: executors/",
+    );
+}
+
+#[test]
+fn an_expired_catalog_is_refused() {
+    let p = Project::new();
+    std::fs::write(p.path().join("pipeline.toml"), "[signing]\nexpires_days = 1\n").expect("write");
+    p.build(&[("SOURCE_DATE_EPOCH", "1000000000")]);
+    let v = p.verify();
+    assert_eq!(v.code, Some(1));
+    assert!(
+        v.stdout
+            .contains("expired: the catalog expired at 2001-09-10T01:46:40Z"),
+        "{}",
+        v.stdout
+    );
+}
+
+#[test]
+fn an_older_catalog_after_a_newer_one_is_refused() {
+    let p = Project::new();
+    p.build(&[("SOURCE_DATE_EPOCH", "2000000000")]);
+    assert_eq!(p.verify().code, Some(0));
+    p.build(&[("SOURCE_DATE_EPOCH", "1900000000")]);
+    let v = p.verify();
+    assert_eq!(v.code, Some(1), "{}", v.stdout);
+    assert!(
+        v.stdout
+            .contains("rollback: catalog_version 1900000000 is lower than 2000000000"),
+        "{}",
+        v.stdout
+    );
+}
+
+#[test]
+fn builds_are_byte_identical_across_paths_and_thread_counts() {
+    let a = Project::new();
+    let b = Project::new();
+    assert_ne!(a.path(), b.path());
+    a.run(&["-j", "1", "build", "--key", "test.key"], &[SDE]);
+    b.run(&["-j", "8", "build", "--key", "test.key"], &[SDE]);
+    let (ta, tb) = (tree(&a.out()), tree(&b.out()));
+    assert!(!ta.is_empty());
+    assert_eq!(ta.keys().collect::<Vec<_>>(), tb.keys().collect::<Vec<_>>());
+    for (path, content) in &ta {
+        assert!(tb.get(path) == Some(content), "{path} differs between the two builds");
+    }
+}
+
+fn mtimes(dir: &Path) -> BTreeMap<String, std::time::SystemTime> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            (
+                e.path().to_string_lossy().into_owned(),
+                e.metadata().expect("meta").modified().expect("mtime"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_build_that_changes_nothing_writes_nothing() {
+    for env in [&[SDE][..], &[][..]] {
+        let p = Project::new();
+        p.build(env);
+        let before = mtimes(&p.out());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let again = p.build(env);
+        assert!(
+            again.stdout.contains("0 executors changed, 0 files written or removed"),
+            "{}",
+            again.stdout
+        );
+        assert_eq!(before, mtimes(&p.out()), "a no-op build rewrote files (env {env:?})");
+        assert_eq!(p.verify().code, Some(0));
+    }
+}
+
+#[test]
+fn outputs_of_a_removed_skill_disappear() {
+    let p = Project::new();
+    p.build(&[SDE]);
+    assert!(p.out().join("skills/workspace").is_dir());
+    std::fs::remove_dir_all(p.path().join("skills/workspace")).expect("rm");
+    let r = p.build(&[SDE]);
+    assert!(r.stdout.starts_with("built 4 skills"), "{}", r.stdout);
+    assert!(!p.out().join("skills/workspace").exists());
+    assert!(!p.out().join("executors/workspace").exists());
+    assert_eq!(p.verify().code, Some(0));
+}
+
+#[test]
+fn a_first_build_creates_a_private_development_key() {
+    let p = Project::new();
+    let r = p.run(&["build"], &[SDE]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stderr.contains("created a development signing key"), "{}", r.stderr);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(p.path().join(".skillc/signing.key"))
+        .expect("key")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    assert_eq!(
+        std::fs::read_to_string(p.path().join(".skillc/.gitignore"))
+            .expect("gitignore")
+            .lines()
+            .last(),
+        Some("*")
+    );
+    // The audit log has one line per event.
+    let audit = std::fs::read_to_string(p.path().join(".skillc/audit.jsonl")).expect("audit");
+    let events: Vec<serde_json::Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(events.first().map(|e| e["event"].clone()), Some("build.started".into()));
+    assert_eq!(events.last().map(|e| e["event"].clone()), Some("build.finished".into()));
+    assert!(events.iter().any(|e| e["event"] == "executor.admitted"));
+}
+
+#[test]
+fn unknown_pipeline_keys_are_errors_with_a_position() {
+    let p = Project::new();
+    std::fs::write(
+        p.path().join("pipeline.toml"),
+        "[pipeline]\nout = \"dist\"\ncolour = \"red\"\n",
+    )
+    .expect("write");
+    let r = p.run(&["build", "--key", "test.key"], &[]);
+    assert_eq!(r.code, Some(2));
+    assert!(
+        r.stderr.contains("CF002") && r.stderr.contains("pipeline.toml:3:1"),
+        "{}",
+        r.stderr
+    );
+    assert!(!p.path().join("dist").exists() && !p.out().exists());
+}
+
+#[test]
+fn a_folder_skillc_does_not_own_is_never_written() {
+    let p = Project::new();
+    std::fs::create_dir(p.out()).expect("mkdir");
+    std::fs::write(p.out().join("notes.txt"), "precious").expect("write");
+    let r = p.run(&["build", "--key", "test.key"], &[SDE]);
+    assert_eq!(r.code, Some(2));
+    assert_eq!(
+        std::fs::read_to_string(p.out().join("notes.txt")).expect("kept"),
+        "precious"
+    );
+}
+
+#[test]
+fn every_generated_manifest_and_language_state_is_reviewed() {
+    let p = Project::new();
+    p.build(&[SDE]);
+    for d in executor_dirs(&p.out()) {
+        let name = d
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let manifest = std::fs::read_to_string(d.join("manifest.toml")).expect("manifest");
+        let lang = std::fs::read_to_string(d.join("manifest.lang_state.json")).expect("lang state");
+        // Manifests are valid TOML and carry their own name.
+        let parsed: toml::Table = toml::from_str(&manifest).expect("manifest is TOML");
+        assert_eq!(parsed["name"].as_str(), Some(name.as_str()));
+        insta_settings().bind(|| {
+            insta::assert_snapshot!(format!("build_manifest_{name}"), manifest);
+            insta::assert_snapshot!(format!("build_lang_state_{name}"), lang);
+        });
+    }
+}
+
+/// Runs a wrapper with JSON arguments and the given environment.
+fn wrapper(
+    out: &Path,
+    executor: &str,
+    args: &str,
+    env: &[(&str, &str)],
+    remove: &[&str],
+) -> (Option<i32>, serde_json::Value) {
+    let dir = executor_dirs(out)
+        .into_iter()
+        .find(|d| d.ends_with(executor))
+        .unwrap_or_else(|| panic!("no executor {executor}"));
+    let mut cmd = Command::new("python3");
+    cmd.arg(dir.join(format!("{executor}.py"))).arg(args);
+    for k in remove {
+        cmd.env_remove(k);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let o = cmd.output().expect("python3");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    (
+        o.status.code(),
+        serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}\n{}", String::from_utf8_lossy(&o.stderr))),
+    )
+}
+
+#[test]
+fn a_wrapper_runs_the_script_asks_for_credentials_and_checks_types() {
+    let p = Project::new();
+    p.build(&[SDE]);
+    let data = p.path().join("workspace-data");
+    let data = data.to_string_lossy().into_owned();
+    let env = [("WORKSPACE_TOKEN", "test-token"), ("WORKSPACE_DATA_DIR", data.as_str())];
+    let exec = "send_messages_workspace";
+    let args = r#"{"to": "ada@example.com", "subject": "Hello", "body": "From the test."}"#;
+
+    let (code, ok) = wrapper(&p.out(), exec, args, &env, &[]);
+    assert_eq!((code, ok["ok"].as_bool()), (Some(0), Some(true)), "{ok}");
+
+    let (code, needs) = wrapper(
+        &p.out(),
+        exec,
+        args,
+        &[("WORKSPACE_DATA_DIR", data.as_str())],
+        &["WORKSPACE_TOKEN"],
+    );
+    assert_eq!(code, Some(3), "{needs}");
+    assert_eq!(needs["decision"], "needs_inputs");
+    assert_eq!(needs["binding"], "WORKSPACE_TOKEN");
+    assert_eq!(needs["resume"]["args"]["to"], "ada@example.com");
+    assert!(!needs.to_string().contains("test-token"), "never a secret value");
+
+    let (code, bad) = wrapper(&p.out(), exec, r#"{"to": 42, "subject": "x", "body": "y"}"#, &env, &[]);
+    assert_eq!(code, Some(2), "{bad}");
+    assert_eq!(bad["error"], "argument `to` must be string, got integer");
+
+    let describe = Command::new("python3")
+        .arg(
+            first_executor(&p.out()).join(format!(
+                "{}.py",
+                first_executor(&p.out())
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            )),
+        )
+        .arg("--describe")
+        .output()
+        .expect("python3");
+    let contract: serde_json::Value = serde_json::from_slice(&describe.stdout).expect("describe prints JSON");
+    assert!(contract["args"].is_array() && contract["command"]["kind"].is_string());
+}
+
+#[test]
+fn the_corpus_builds_and_verifies() {
+    let Some(corpus) = corpus() else { return };
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_test_key(&dir.path().join("test.key"));
+    let out = dir.path().join("out");
+    let run = Command::new(SKILLC)
+        .args(["build", "--key", "test.key", "--quiet", "--skills"])
+        .arg(&corpus)
+        .arg("--out")
+        .arg(&out)
+        .current_dir(dir.path())
+        .env("SOURCE_DATE_EPOCH", "1800000000")
+        .output()
+        .expect("build");
+    assert!(
+        matches!(run.status.code(), Some(0 | 1)),
+        "build crashed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).expect("report")).expect("json");
+    let skills = report["skills"].as_array().cloned().unwrap_or_default();
+    assert_eq!(skills.len(), 1689);
+    assert!(
+        skills
+            .iter()
+            .all(|s| matches!(s["status"].as_str(), Some("ok" | "rejected" | "instruction-only")))
+    );
+    let verify = Command::new(SKILLC)
+        .arg("verify")
+        .arg(&out)
+        .arg("--state")
+        .arg(dir.path().join("state.json"))
+        .output()
+        .expect("verify");
+    assert!(verify.status.success(), "{}", String::from_utf8_lossy(&verify.stdout));
+}
