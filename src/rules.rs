@@ -92,7 +92,7 @@ rules! {
     VO002 "vocabulary-duplicate" Error "A vocabulary word is defined or used as a synonym twice.";
     VO003 "vocabulary-unknown-reference" Error "A vocabulary entry refers to an action, object or qualifier that does not exist.";
     VO004 "vocabulary-bad-word" Error "A vocabulary name or synonym is not lowercase ASCII `[a-z0-9]` words.";
-    TR001 "no-action" Error "A sub-command has no word that maps to a canonical action.";
+    TR001 "no-action" Error "A sub-command has no word, or more than one, that maps to a canonical action.";
     TR002 "no-object" Error "A sub-command has no word that maps to a canonical object.";
     TR003 "name-collision" Error "Two sub-commands of one skill translate to the same executor name.";
     TR004 "no-provider" Error "The skill name cannot form a provider qualifier.";

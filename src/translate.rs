@@ -137,10 +137,12 @@ pub fn translate(subcommands: &[SubCommand], skill_name: Option<&str>, vocab: &V
                 None => (
                     Outcome::Rejected {
                         rule: &rules::TR004,
-                        reason: format!(
-                            "the skill name `{}` is not ASCII `[a-z0-9-]`, so it cannot form a provider qualifier",
-                            skill_name.unwrap_or("")
-                        ),
+                        reason: match skill_name {
+                            Some(n) => format!(
+                                "the skill name `{n}` is not ASCII `[a-z0-9-]`, so it cannot form a provider qualifier"
+                            ),
+                            None => "the skill has no readable name (run `skillc check` on it)".to_owned(),
+                        },
                         name: None,
                     },
                     Vec::new(),
@@ -165,16 +167,23 @@ pub fn translate(subcommands: &[SubCommand], skill_name: Option<&str>, vocab: &V
         if idx.len() < 2 {
             continue;
         }
-        let all: Vec<String> = idx
-            .iter()
-            .map(|&i| format!("`{}`", plans[i].subcommand.display()))
-            .collect();
-        for &i in &idx {
-            let others: Vec<&String> = all
+        // Sub-commands of different programs may read the same (`balance`): name the program.
+        let label = |i: usize| {
+            let sc = &plans[i].subcommand;
+            let same = idx
                 .iter()
-                .filter(|s| **s != format!("`{}`", plans[i].subcommand.display()))
-                .collect();
-            let others: Vec<&str> = others.iter().map(|s| s.as_str()).collect();
+                .filter(|&&k| plans[k].subcommand.display() == sc.display())
+                .count()
+                > 1;
+            if same {
+                format!("`{}` ({})", sc.display(), sc.program.describe())
+            } else {
+                format!("`{}`", sc.display())
+            }
+        };
+        let all: Vec<(usize, String)> = idx.iter().map(|&i| (i, label(i))).collect();
+        for &i in &idx {
+            let others: Vec<&str> = all.iter().filter(|(k, _)| *k != i).map(|(_, s)| s.as_str()).collect();
             let n = plans[i].name().cloned();
             plans[i].outcome = Outcome::Rejected {
                 rule: &rules::TR003,
@@ -415,6 +424,15 @@ fn translate_words(words: &[String], context: &[String], provider: &str, vocab: 
                 word: t.clone(),
                 meaning: format!("{} — context only", describe("object", t, o)),
             });
+        } else if let (Some(_), Some(a)) = (vocab.action(t), action_at) {
+            return reject(
+                &rules::TR001,
+                format!(
+                    "`{t}` and `{}` both name actions; a sub-command has one action",
+                    toks[a]
+                ),
+                steps,
+            );
         } else {
             return reject(
                 &rules::TR005,
@@ -423,14 +441,24 @@ fn translate_words(words: &[String], context: &[String], provider: &str, vocab: 
             );
         }
     }
+    // Only qualifiers may follow the object of a sub-command without an action word.
+    let bare = toks[object_at + 1..].iter().all(|t| vocab.qualifier(t).is_some());
     let action = match action_at {
         Some(i) => vocab.action(&toks[i]).map(|m| m.name().to_owned()).unwrap_or_default(),
-        None if object_at + 1 == toks.len() && vocab.actions.contains_key("list") => {
+        None if bare && vocab.actions.contains_key("list") && vocab.actions.contains_key("read") => {
+            // `gmail labels` lists labels; `tmdb person <id>` reads one person.
+            let word = &toks[object_at];
+            let plural = *word == object || word.ends_with('s');
+            let (action, why) = if plural {
+                ("list", "no action word: a plural object means `list`")
+            } else {
+                ("read", "no action word: a singular object means `read`")
+            };
             steps.push(Step {
                 word: String::new(),
-                meaning: "no action word: a bare object means `list`".into(),
+                meaning: why.into(),
             });
-            "list".to_owned()
+            action.to_owned()
         }
         None => {
             return reject(

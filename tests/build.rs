@@ -534,15 +534,13 @@ fn a_wrapper_runs_the_script_asks_for_credentials_and_checks_types() {
     assert_eq!(bad["error"], "argument `to` must be string, got integer");
 
     let describe = Command::new("python3")
-        .arg(
-            first_executor(&p.out()).join(format!(
+        .arg(first_executor(&p.out()).join(format!(
                 "{}.py",
                 first_executor(&p.out())
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default()
-            )),
-        )
+            )))
         .arg("--describe")
         .output()
         .expect("python3");

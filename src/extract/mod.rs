@@ -372,7 +372,12 @@ impl<'a> Extractor<'a> {
             return;
         };
         let rest = &words[at..];
-        let n = rest.iter().take(MAX_WORDS).take_while(|w| is_command_word(w)).count();
+        let n = rest
+            .iter()
+            .take(MAX_WORDS)
+            .enumerate()
+            .take_while(|(i, w)| is_command_word(w) && (*i == 0 || !looks_like_value(&w.text)))
+            .count();
         if n == 0 || EXCLUDED_FIRST_WORDS.contains(&rest[0].text.as_str()) {
             return;
         }
@@ -621,6 +626,12 @@ fn variable_name(word: &str) -> Option<&str> {
     let w = word.strip_prefix('$')?;
     let w = w.strip_prefix('{').and_then(|x| x.strip_suffix('}')).unwrap_or(w);
     (!w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')).then_some(w)
+}
+
+/// Words that read as values, not commands, after the first: ids and slugs such as
+/// `cora-web-1`, `cnv_abc123`, `grp_xxx` (an underscore, or a digit with a separator).
+fn looks_like_value(t: &str) -> bool {
+    t.contains('_') || (t.chars().any(|c| c.is_ascii_digit()) && t.contains('-'))
 }
 
 /// A plain lowercase word that can be part of a sub-command (`search`, `create-folder`).
