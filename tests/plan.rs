@@ -204,7 +204,10 @@ fn plan_snapshots_of_varied_command_styles() {
         );
         insta_settings().bind(|| {
             insta::assert_snapshot!(format!("plan_{name}"), human.stdout);
-            insta::assert_snapshot!(format!("plan_{name}_json"), serde_json::to_string_pretty(&json.json()).unwrap_or_default());
+            insta::assert_snapshot!(
+                format!("plan_{name}_json"),
+                serde_json::to_string_pretty(&json.json()).unwrap_or_default()
+            );
         });
     }
 }

@@ -557,6 +557,7 @@ fn shell_lines(content: &str) -> Vec<(u32, String, Option<String>)> {
     let mut pending: Option<(u32, String)> = None;
     let mut heredoc: Option<String> = None;
     let mut comment: Option<String> = None;
+    let mut last_was_comment = false;
     for (i, line) in content.lines().enumerate() {
         let i = u32::try_from(i).unwrap_or(u32::MAX);
         if let Some(end) = &heredoc {
@@ -570,13 +571,21 @@ fn shell_lines(content: &str) -> Vec<(u32, String, Option<String>)> {
         if acc.is_empty() {
             if trimmed.trim().is_empty() {
                 comment = None;
+                last_was_comment = false;
                 continue;
             }
             if let Some(c) = trimmed.trim_start().strip_prefix('#') {
                 let c = c.trim();
-                comment = (!c.is_empty() && !c.starts_with('!')).then(|| c.to_owned());
+                // Consecutive comment lines form one comment; one after a command starts anew.
+                comment = match (comment.take(), last_was_comment) {
+                    _ if c.is_empty() || c.starts_with('!') => None,
+                    (Some(prev), true) => Some(format!("{prev} {c}")),
+                    _ => Some(c.to_owned()),
+                };
+                last_was_comment = true;
                 continue;
             }
+            last_was_comment = false;
         }
         if let Some(cont) = trimmed.strip_suffix('\\') {
             acc.push_str(cont);
@@ -874,6 +883,19 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert!(lines[0].1.contains("--subject x"));
         assert_eq!(lines[1], (7, "echo done".to_string(), Some("comment".to_string())));
+    }
+
+    #[test]
+    fn consecutive_comment_lines_form_one_description() {
+        let lines = shell_lines("# Search, newest first.\n# Operators: from: to:\nws mail search q\nws mail get id\n");
+        assert_eq!(
+            lines[0].2.as_deref(),
+            Some("Search, newest first. Operators: from: to:")
+        );
+        assert_eq!(
+            lines[1].2.as_deref(),
+            Some("Search, newest first. Operators: from: to:")
+        );
     }
 
     #[test]
