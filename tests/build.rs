@@ -586,3 +586,81 @@ fn the_corpus_builds_and_verifies() {
         .expect("verify");
     assert!(verify.status.success(), "{}", String::from_utf8_lossy(&verify.stdout));
 }
+
+fn write_skill(root: &Path, folder: &str, name: &str, body: &str) {
+    let dir = root.join(folder);
+    std::fs::create_dir_all(dir.join("scripts")).expect("mkdir");
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: Test skill {name} for admission.\n---\n\n{body}"),
+    )
+    .expect("write");
+    std::fs::write(dir.join("scripts/tool.py"), "print('{}')\n").expect("write");
+}
+
+#[test]
+fn skills_sharing_a_name_or_with_a_non_ascii_name_are_rejected_whole() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_test_key(&dir.path().join("test.key"));
+    let cmds = "```bash\npython3 scripts/tool.py files list\n```\n";
+    write_skill(&dir.path().join("skills/team-a"), "notes", "notes", cmds);
+    write_skill(&dir.path().join("skills/team-b"), "notes", "notes", cmds);
+    write_skill(&dir.path().join("skills"), "café", "café", cmds);
+    write_skill(&dir.path().join("skills"), "fine", "fine", cmds);
+    let run = Command::new(SKILLC)
+        .args(["build", "--key", "test.key"])
+        .current_dir(dir.path())
+        .env("SOURCE_DATE_EPOCH", "1800000000")
+        .output()
+        .expect("build");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(run.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("rejected skill skills/team-a/notes: AD003: skill name `notes` is used by skills/team-a/notes, skills/team-b/notes"), "{stdout}");
+    assert!(stdout.contains("rejected skill skills/café: SK057"), "{stdout}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out/report.json")).expect("report")).expect("json");
+    let status: BTreeMap<String, String> = report["skills"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| {
+            (
+                s["path"].as_str().unwrap_or_default().to_owned(),
+                s["status"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(status["skills/fine"], "ok");
+    assert_eq!(status["skills/team-a/notes"], "rejected");
+    assert_eq!(status["skills/café"], "rejected");
+    // Rejected skills leave nothing in out/; the rest of the build goes on.
+    assert!(dir.path().join("out/executors/fine/list_files_fine").is_dir());
+    assert!(!dir.path().join("out/skills/notes").exists() && !dir.path().join("out/executors/notes").exists());
+    let v = Command::new(SKILLC)
+        .args(["verify", "out", "--state", "s.json"])
+        .current_dir(dir.path())
+        .output()
+        .expect("verify");
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+}
+
+#[test]
+fn skipped_levels_are_recorded_and_refused_in_production() {
+    let p = Project::new();
+    let r = p.run(&["build", "--key", "test.key", "--skip", "L2,L5"], &[SDE]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let manifest = std::fs::read_to_string(first_executor(&p.out()).join("manifest.toml")).expect("manifest");
+    assert!(manifest.contains("skipped = [\"L2\", \"L5\"]"), "{manifest}");
+    assert!(manifest.contains("L2 = \"skipped\""), "{manifest}");
+    assert_eq!(p.verify().code, Some(0));
+    let prod = p.run(&["verify", "out", "--state", "verify-state.json", "--production"], &[]);
+    assert_eq!(prod.code, Some(1));
+    assert!(
+        prod.stdout
+            .contains("not a production catalog: admission levels were skipped"),
+        "{}",
+        prod.stdout
+    );
+    let l1 = p.run(&["build", "--key", "test.key", "--skip", "L1"], &[SDE]);
+    assert_eq!(l1.code, Some(2), "L1 can never be skipped");
+}

@@ -47,18 +47,36 @@ const EXPECTED: &[Expect] = &[
     // quote is then unterminated.
     expect("dashes-line-in-quoted-value", 1, &[("SK006", 1)], &[]),
     expect("duplicate-key", 1, &[("SK008", 1)], &[]),
+    // A wrong license and compatibility type are errors; a malformed allowed-tools entry warns.
+    expect("field-types", 1, &[("SK031", 1), ("SK034", 1)], &[("SK036", 1)]),
     // `network:readwrite` and `internet:read` are malformed; `network:read:*.brave.com` is fine.
     expect("gaia-bad-permission", 1, &[("SK051", 2)], &[]),
     expect("gaia-ceiling", 1, &[("SK052", 1)], &[]),
+    // Unknown tier, a string where a list is due, a nameless tool, a non-identifier name, an
+    // unknown parameter type and a default of the wrong type; an unknown key only warns.
+    expect(
+        "gaia-malformed",
+        1,
+        &[("SK050", 1), ("SK053", 4), ("SK054", 1)],
+        &[("SK055", 1)],
+    ),
     expect("gaia-typed-tools", 0, &[], &[]),
     expect("hermes", 0, &[], &[]),
     // Tag characters in `description`, a right-to-left override in `compatibility`.
     expect("hidden-unicode", 0, &[], &[("SK014", 2)]),
+    expect("lowercase-filename", 0, &[], &[("SK015", 1)]),
+    // Hermes, OpenClaw and Claude Code fields of the wrong shape are warnings.
+    expect("namespace-shapes", 0, &[], &[("SK056", 4)]),
     expect("non-utf8", 1, &[("SK002", 1)], &[]),
     expect("not-yaml-fence", 1, &[("SK004", 1)], &[]),
     expect("openclaw-json5", 0, &[], &[]),
     expect("tab-indent", 1, &[("SK006", 1)], &[]),
     expect("unquoted-colon", 1, &[("SK006", 1)], &[]),
+    // `yes`, `1.0`, a date and `010` are strings for skillc, other types for PyYAML.
+    expect("yaml-implicit-types", 0, &[], &[("SK012", 4)]),
+    // The merged mapping is also not a string value of `metadata`.
+    expect("yaml-merge-key", 1, &[("SK011", 1)], &[("SK035", 1)]),
+    expect("yaml-tag", 1, &[("SK010", 1)], &[]),
 ];
 
 fn fixtures_dir() -> PathBuf {
@@ -247,5 +265,47 @@ fn a_skill_md_linking_out_of_its_folder_is_rejected() {
         "skillc check [--format json] linked-skill (SKILL.md -> ../elsewhere/SKILL.md)",
         &human,
         &json,
+    );
+}
+
+/// Writes a one-skill project with `pipeline.toml` limits and returns its folder.
+fn limited_project(pipeline: &str) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::fs::write(tmp.path().join("pipeline.toml"), pipeline).expect("pipeline.toml");
+    let skill = tmp.path().join("skills/limited");
+    std::fs::create_dir_all(skill.join("assets")).expect("mkdir");
+    std::fs::write(skill.join("SKILL.md"), frontmatter("limited")).expect("SKILL.md");
+    std::fs::write(skill.join("assets/data.csv"), "a,b\n1,2\n3,4\n").expect("asset");
+    std::fs::write(skill.join("assets/more.csv"), "c\n").expect("asset");
+    tmp
+}
+
+#[test]
+fn limits_come_from_pipeline_toml() {
+    let tmp = limited_project("[limits]\nsupport_file_bytes = 8\nfiles_per_skill = 2\n");
+    let run = skillc(tmp.path(), ["check", "--format", "json", "skills"]);
+    assert_eq!(run.code, Some(1), "{}", run.stdout);
+    let report = run.json();
+    let errors: Vec<(String, String)> = diagnostics(&report).into_iter().filter(|(_, s)| s == "error").collect();
+    let codes: Vec<&str> = errors.iter().map(|(c, _)| c.as_str()).collect();
+    assert_eq!(codes.iter().filter(|c| **c == "SK041").count(), 1, "{codes:?}"); // data.csv is 12 bytes
+    assert_eq!(codes.iter().filter(|c| **c == "SK042").count(), 1, "{codes:?}"); // 3 files > 2
+    // The default limits accept the same skill.
+    let ok = skillc(&tmp.path().join("skills"), ["check", "limited"]);
+    assert_eq!(ok.code, Some(0), "{}", ok.stdout);
+}
+
+#[test]
+fn a_broken_link_inside_the_skill_is_unreadable_not_an_escape() {
+    let tmp = limited_project("");
+    let skill = tmp.path().join("skills/limited");
+    std::os::unix::fs::symlink("assets/missing.csv", skill.join("dangling.csv")).expect("symlink");
+    let run = skillc(tmp.path(), ["check", "--format", "short", "skills"]);
+    assert_eq!(run.code, Some(1));
+    assert!(
+        run.stdout
+            .contains("skills/limited/dangling.csv:1:1: error[SK044]: cannot read support file: broken symbolic link"),
+        "{}",
+        run.stdout
     );
 }

@@ -250,3 +250,54 @@ fn plan_output_is_identical_with_1_and_8_threads() {
         assert_deterministic(&parent, &name);
     }
 }
+
+#[test]
+fn a_qualifier_that_cannot_qualify_the_object_rejects_the_plan() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let skill = dir.path().join("planner");
+    std::fs::create_dir_all(skill.join("scripts")).expect("mkdir");
+    std::fs::write(skill.join("scripts/p.py"), "").expect("write");
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: planner\ndescription: Plans things.\n---\n\n```bash\npython3 scripts/p.py events drafts list\npython3 scripts/p.py messages drafts list\n```\n",
+    )
+    .expect("write");
+    let run = skillc(dir.path(), ["plan", "--format", "json", "planner"]);
+    assert_eq!(run.code, Some(1));
+    let plans = plans(&run.json());
+    assert_eq!(plans[0]["code"], "TR006", "{}", plans[0]);
+    assert_eq!(
+        plans[0]["reason"],
+        "qualifier `draft` (from `drafts`) cannot qualify `events`"
+    );
+    assert_eq!(plans[1]["name"], "list_messages_draft_planner");
+}
+
+#[test]
+fn an_invalid_vocabulary_stops_with_positions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let vocab = "version = 1\n\n[actions.read]\nclass = \"safe\"\nen = \"read\"\nit = \"leggi\"\nsynonyms = [\"get\", \"Get It\"]\n\n\
+                 [objects.files]\nen = \"files\"\nit = \"file\"\n\n[qualifiers.pdf]\nen = \"PDF\"\nit = \"PDF\"\nobjects = [\"pages\"]\n";
+    std::fs::write(dir.path().join("bad.toml"), vocab).expect("write");
+    let run = skillc(
+        &manifest_dir(),
+        [
+            "plan",
+            "--vocabulary",
+            dir.path().join("bad.toml").to_str().unwrap_or_default(),
+            "skills",
+        ],
+    );
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("error[VO004]") && run.stderr.contains("bad.toml:7:"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("error[VO003]: qualifier `pdf` names unknown object `pages`"),
+        "{}",
+        run.stderr
+    );
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Generates a synthetic corpus of N skills for skillc benchmarks (deterministic, stdlib only).
+
+Usage: gen_corpus.py N OUT_DIR
+
+The mix imitates the real corpus: most skills are instruction-only Markdown; about a third
+expose sub-commands through a script of their own (fenced shell blocks with an alias, as
+Hermes skills do) or a declared binary (inline-code bullets, as OpenClaw skills do, with a
+JSON5-style metadata flow map); a few use GAIA typed tools; about 5 % have a problem
+(name/folder mismatch, invalid YAML, missing description).
+"""
+import os
+import random
+import sys
+
+SERVICES = ["mail", "calendar", "files", "contacts", "tasks", "issues", "notes", "pages", "sheets", "docs"]
+VERBS = ["list", "get", "search", "create", "update", "delete", "send", "share", "export", "append"]
+WORDS = ("alpha beta gamma delta project report team budget review release invoice order "
+         "customer ticket meeting summary draft archive backup schedule").split()
+
+
+def paragraph(rng, n):
+    return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
+
+
+def body(rng, name, kind):
+    lines = [f"# {name}", "", paragraph(rng, 40), "", "## Usage", ""]
+    if kind == "script":
+        lines += ["```bash", f'T="python3 {{baseDir}}/scripts/{name.replace("-", "_")}.py"', "```", ""]
+        for svc in rng.sample(SERVICES, 3):
+            lines += [f"### {svc.capitalize()}", "", "```bash"]
+            for verb in rng.sample(VERBS, 4):
+                lines.append(f"# {verb.capitalize()} {svc}")
+                lines.append(f'$T {svc} {verb} <id> --max {rng.randint(1, 50)} --query "{rng.choice(WORDS)}"')
+            lines += ["```", ""]
+    elif kind == "binary":
+        for svc in rng.sample(SERVICES, 3):
+            for verb in rng.sample(VERBS, 3):
+                lines.append(f"- {verb.capitalize()} {svc}: `{name} {svc} {verb} <id> --json`")
+        lines.append("")
+    for _ in range(rng.randint(2, 8)):
+        lines += [f"## {rng.choice(WORDS).capitalize()}", "", paragraph(rng, rng.randint(20, 120)), ""]
+    return "\n".join(lines) + "\n"
+
+
+def frontmatter(rng, name, kind, broken):
+    desc = paragraph(rng, rng.randint(8, 40))
+    fm = ["---", f"name: {name}", f"description: {desc}", "license: MIT", f"version: 1.{rng.randint(0, 9)}.0"]
+    if kind == "binary":
+        fm += ["metadata:", "  {", '    "openclaw":', f'      {{ "requires": {{ "bins": ["{name}"], "env": ["{name.upper().replace("-", "_")}_TOKEN"], }}, }},', "  }"]
+    elif kind == "gaia":
+        fm += ["metadata:", "  gaia:", "    security_tier: community", "    permissions:", "      - network:read",
+               "    tools:", "      - name: search_pages", "        description: Search the pages",
+               "        parameters:", "          query: {type: string, required: true}",
+               "          max_results: {type: integer, required: false, default: 5}"]
+    if broken == "yaml":
+        fm.append("tags: [unclosed, flow")
+    elif broken == "nodesc":
+        fm = [line for line in fm if not line.startswith("description:")]
+    fm.append("---")
+    return "\n".join(fm) + "\n\n"
+
+
+def main():
+    n, out = int(sys.argv[1]), sys.argv[2]
+    rng = random.Random(20261130)
+    for i in range(n):
+        group = f"group-{i // 100:03d}"
+        name = f"skill-{i:05d}"
+        kind = rng.choices(["plain", "script", "binary", "gaia"], weights=[60, 20, 15, 5])[0]
+        broken = rng.choices([None, "mismatch", "yaml", "nodesc"], weights=[95, 2, 2, 1])[0]
+        folder = os.path.join(out, group, name + ("-old" if broken == "mismatch" else ""))
+        os.makedirs(os.path.join(folder, "scripts"), exist_ok=True)
+        with open(os.path.join(folder, "SKILL.md"), "w", encoding="utf-8") as f:
+            f.write(frontmatter(rng, name, kind, broken) + body(rng, name, kind))
+        if kind == "script":
+            with open(os.path.join(folder, "scripts", name.replace("-", "_") + ".py"), "w") as f:
+                f.write("import json, sys\nprint(json.dumps({'argv': sys.argv[1:]}))\n")
+        if kind == "gaia":
+            with open(os.path.join(folder, "tools.py"), "w") as f:
+                f.write("def search_pages(query, max_results=5):\n    return {'query': query, 'results': []}\n")
+
+
+if __name__ == "__main__":
+    main()
