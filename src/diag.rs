@@ -273,7 +273,7 @@ pub struct RenderOptions {
 /// Renders one diagnostic rustc-style: header with code, `--> file:line:col`, the source lines
 /// with a caret under the span, then `help:`. `source` is the text of `diag.file` when it is
 /// available and valid UTF-8; without it only the header and location are printed.
-pub fn render_human(diag: &Diagnostic, source: Option<&str>, options: RenderOptions) -> String {
+pub fn render_human(diag: &Diagnostic, source: Option<&SourceText<'_>>, options: RenderOptions) -> String {
     let level = match diag.severity {
         Severity::Error => Level::ERROR,
         Severity::Warning => Level::WARNING,
@@ -304,9 +304,29 @@ pub fn render_human(diag: &Diagnostic, source: Option<&str>, options: RenderOpti
     renderer.render(&groups)
 }
 
+/// A file's text with its line index, built once and shared by all its diagnostics.
+pub struct SourceText<'a> {
+    /// The text.
+    pub text: &'a str,
+    index: LineIndex,
+}
+
+impl<'a> SourceText<'a> {
+    /// Indexes `text`.
+    pub fn new(text: &'a str) -> SourceText<'a> {
+        SourceText {
+            text,
+            index: LineIndex::new(text),
+        }
+    }
+}
+
 /// Builds a snippet holding only the lines the diagnostic touches (cheap on large files).
-fn snippet_for<'a>(diag: &'a Diagnostic, src: &'a str) -> Option<Snippet<'a, annotate_snippets::Annotation<'a>>> {
-    let index = LineIndex::new(src);
+fn snippet_for<'a>(
+    diag: &'a Diagnostic,
+    source: &'a SourceText<'a>,
+) -> Option<Snippet<'a, annotate_snippets::Annotation<'a>>> {
+    let (src, index) = (source.text, &source.index);
     let mut first = diag.span.start.line;
     let mut last = diag.span.end.line.max(first);
     for r in &diag.related {

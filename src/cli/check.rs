@@ -170,11 +170,9 @@ pub(crate) fn run(args: &CheckArgs, out: &mut Printer) -> anyhow::Result<Status>
             if !args.quiet {
                 for (_, _, diags, skill) in &entries {
                     let text = skill.and_then(|s| skill_md_text(db, s));
+                    let indexed = text.as_ref().map(|(path, t)| (path, diag::SourceText::new(t)));
                     for d in diags {
-                        let source = text
-                            .as_ref()
-                            .filter(|(path, _)| *path == d.file)
-                            .map(|(_, t)| t.as_str());
+                        let source = indexed.as_ref().filter(|(path, _)| **path == d.file).map(|(_, t)| t);
                         out.write(&diag::render_human(d, source, options))?;
                         out.write("\n\n")?;
                     }

@@ -20,6 +20,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 pub use output::Printer;
 
+/// The most worker threads `-j` accepts: more only costs memory and scheduling.
+pub const MAX_JOBS: usize = 256;
+
 /// Process exit status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -140,7 +143,7 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
     };
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(n) = args.jobs {
-        anyhow::ensure!(n > 0, "--jobs must be at least 1");
+        anyhow::ensure!((1..=MAX_JOBS).contains(&n), "--jobs must be between 1 and {MAX_JOBS}");
         pool = pool.num_threads(n);
     }
     let pool = pool.build()?;

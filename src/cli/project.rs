@@ -20,8 +20,13 @@ pub(crate) struct Project {
 
 /// Prints diagnostics about a text file to standard error, with snippets.
 pub(crate) fn print_file_diagnostics(out: &mut Printer, diags: &[Diagnostic], text: &str) {
+    let source = diag::SourceText::new(text);
     for d in diags {
-        out.note(&diag::render_human(d, Some(text), RenderOptions { color: out.color }));
+        out.note(&diag::render_human(
+            d,
+            Some(&source),
+            RenderOptions { color: out.color },
+        ));
     }
 }
 

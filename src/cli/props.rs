@@ -162,7 +162,10 @@ fn read(path: &Path, color: bool) -> anyhow::Result<Result<(Target, Properties),
         .filter(|d| d.severity == Severity::Error)
         .collect();
     for d in &fatal {
-        eprintln!("{}\n", diag::render_human(d, Some(&text), options));
+        eprintln!(
+            "{}\n",
+            diag::render_human(d, Some(&diag::SourceText::new(&text)), options)
+        );
     }
     if fatal.is_empty() {
         eprintln!(

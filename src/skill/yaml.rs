@@ -10,6 +10,7 @@
 //! core schema (`yes` is a string) and [`Scalar::pyyaml_type`] says how PyYAML's YAML 1.1
 //! resolver would read it, for the `SK012` warning.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use saphyr_parser::{Event, Parser, ScalarStyle};
@@ -413,6 +414,8 @@ enum Frame {
     },
     Map {
         entries: Vec<Entry>,
+        /// Key → index in `entries`, for duplicate detection.
+        seen: HashMap<String, usize>,
         key: Option<(String, Range<usize>)>,
         start: usize,
         flow: bool,
@@ -537,6 +540,7 @@ pub fn load(src: &Source<'_>, range: Range<usize>) -> Loaded {
                 stack.push(if is_map {
                     Frame::Map {
                         entries: Vec::new(),
+                        seen: HashMap::new(),
                         key: None,
                         start: sp.start,
                         flow,
@@ -582,6 +586,7 @@ fn push_node(src: &Source<'_>, diags: &mut Vec<Diagnostic>, stack: &mut [Frame],
         Some(Frame::Seq { items, .. }) => items.push(node),
         Some(Frame::Map {
             entries,
+            seen,
             key,
             skip_value,
             ..
@@ -617,7 +622,8 @@ fn push_node(src: &Source<'_>, diags: &mut Vec<Diagnostic>, stack: &mut [Frame],
                     }
                 };
                 *skip_value = false;
-                if let Some(first) = entries.iter().find(|e| e.key == key_text) {
+                // A map from key to entry index keeps this linear on huge mappings.
+                if let Some(first) = seen.get(&key_text).and_then(|&i| entries.get(i)) {
                     diags.push(
                         Diagnostic::new(
                             &rules::SK008,
@@ -635,6 +641,7 @@ fn push_node(src: &Source<'_>, diags: &mut Vec<Diagnostic>, stack: &mut [Frame],
             }
             Some((k, key_span)) => {
                 if !std::mem::take(skip_value) {
+                    seen.insert(k.clone(), entries.len());
                     entries.push(Entry {
                         key: k,
                         key_span,
@@ -717,6 +724,22 @@ mod tests {
             .core_type(),
             ScalarType::Str
         );
+    }
+
+    #[test]
+    fn huge_mappings_load_in_linear_time_with_duplicates_found() {
+        // 50,000 keys: a quadratic duplicate check would take minutes here.
+        let mut text: String = (0..50_000).map(|i| format!("k{i}: v\n")).collect();
+        text.push_str("k7: again\n");
+        let src = Source::new("SKILL.md", &text);
+        let loaded = load(&src, 0..text.len());
+        assert_eq!(
+            loaded.root.as_ref().and_then(Node::as_map).map(<[Entry]>::len),
+            Some(50_000)
+        );
+        let codes: Vec<&str> = loaded.diagnostics.iter().map(|d| d.rule.code).collect();
+        assert_eq!(codes, vec!["SK008"]);
+        assert_eq!(loaded.diagnostics[0].related[0].span.start.line, 8);
     }
 
     #[test]
