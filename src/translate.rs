@@ -363,19 +363,18 @@ fn translate_words(words: &[String], context: &[String], provider: &str, vocab: 
                 steps,
             );
         }
-        let unmatched: Vec<&String> = toks
+        // A word that means nothing is the reason; otherwise the object is simply missing.
+        let unmatched = toks
             .iter()
-            .enumerate()
-            .filter(|(i, t)| Some(*i) != action_at && vocab.qualifier(t).is_none())
-            .map(|(_, t)| t)
-            .collect();
-        let reason = match unmatched.first() {
-            Some(w) => format!(
-                "no mapping for `{w}`: no word of `{}` names an object of the vocabulary",
-                words.join(" ")
-            ),
-            None => format!("no word of `{}` names an object of the vocabulary", words.join(" ")),
-        };
+            .find(|t| vocab.action(t).is_none() && vocab.object(t).is_none() && vocab.qualifier(t).is_none());
+        if let Some(w) = unmatched {
+            return reject(
+                &rules::TR005,
+                format!("no mapping for `{w}` in the closed vocabulary"),
+                steps,
+            );
+        }
+        let reason = format!("no word of `{}` names an object of the vocabulary", words.join(" "));
         return reject(&rules::TR002, reason, steps);
     };
     let object = vocab
@@ -530,7 +529,12 @@ mod tests {
             "{}",
             name("calendar frobnicate")
         );
-        assert!(name("frobnicate").starts_with("TR002"));
+        assert!(name("frobnicate").starts_with("TR005"));
+        assert!(
+            name("search").starts_with("TR002: no word of `search` names an object"),
+            "{}",
+            name("search")
+        );
     }
 
     #[test]

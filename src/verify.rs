@@ -184,8 +184,10 @@ pub fn verify(files: &BTreeMap<String, Vec<u8>>, key: &PublicKey, opts: &Options
         .iter()
         .map(|s| s.to_string())
         .collect();
+    // Without a valid catalog nothing is vouched for: listing every file as unlisted would
+    // only bury the cause.
     let Some(trusted) = check_sig(key, files, CATALOG, &mut v) else {
-        return finish(v, files, &vouched);
+        return v;
     };
     let Some(catalog) = parse_toml(CATALOG, &files[CATALOG], &mut v) else {
         return finish(v, files, &vouched);
@@ -261,8 +263,16 @@ pub fn verify(files: &BTreeMap<String, Vec<u8>>, key: &PublicKey, opts: &Options
         .cloned()
         .unwrap_or_default();
     v.executors = executors.len();
+    let mut weak: BTreeMap<String, usize> = BTreeMap::new();
     for e in &executors {
-        verify_executor(e, key, files, opts, &mut vouched, &mut v);
+        verify_executor(e, key, files, opts, &mut vouched, &mut v, &mut weak);
+    }
+    if opts.production && !weak.is_empty() {
+        let levels: Vec<String> = weak.iter().map(|(l, n)| format!("{l} ({n} executors)")).collect();
+        v.failures.push(Failure::NotProduction(format!(
+            "admission levels not passed: {}; this version of skillc runs L1 and L2 only",
+            levels.join(", ")
+        )));
     }
     for s in catalog
         .get("skill")
@@ -299,6 +309,7 @@ fn verify_executor(
     opts: &Options,
     vouched: &mut BTreeSet<String>,
     v: &mut Verification,
+    weak: &mut BTreeMap<String, usize>,
 ) {
     let name = e
         .get("name")
@@ -377,26 +388,16 @@ fn verify_executor(
         }
     }
     if opts.production {
-        let admission = manifest.get("admission");
-        let skipped = admission
-            .and_then(|a| a.get("skipped"))
-            .and_then(toml::Value::as_array)
-            .is_some_and(|a| !a.is_empty());
-        let weak: Vec<String> = admission
+        let levels = manifest
+            .get("admission")
             .and_then(|a| a.get("levels"))
-            .and_then(toml::Value::as_table)
-            .map(|t| {
-                t.iter()
-                    .filter(|(_, s)| s.as_str() != Some("pass"))
-                    .map(|(l, s)| format!("{l} {}", s.as_str().unwrap_or("?")))
-                    .collect()
-            })
-            .unwrap_or_default();
-        if skipped || !weak.is_empty() {
-            v.failures.push(Failure::NotProduction(format!(
-                "executor `{name}` has levels {}",
-                weak.join(", ")
-            )));
+            .and_then(toml::Value::as_table);
+        for (level, status) in levels.into_iter().flatten() {
+            if status.as_str() != Some("pass") {
+                *weak
+                    .entry(format!("{level} {}", status.as_str().unwrap_or("?")))
+                    .or_default() += 1;
+            }
         }
     }
 }

@@ -664,3 +664,30 @@ fn skipped_levels_are_recorded_and_refused_in_production() {
     let l1 = p.run(&["build", "--key", "test.key", "--skip", "L1"], &[SDE]);
     assert_eq!(l1.code, Some(2), "L1 can never be skipped");
 }
+
+#[test]
+fn keys_made_by_stock_minisign_sign_catalogs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let made = Command::new("minisign")
+        .args(["-G", "-W", "-p", "mk.pub", "-s", "mk.key"])
+        .current_dir(dir.path())
+        .output();
+    let Ok(made) = made else {
+        assert!(std::env::var_os("CI").is_none(), "minisign is required in CI");
+        return;
+    };
+    assert!(made.status.success());
+    copy_dir(&manifest_dir().join("skills"), &dir.path().join("skills"));
+    let run = Command::new(SKILLC)
+        .args(["build", "--key", "mk.key"])
+        .current_dir(dir.path())
+        .output()
+        .expect("build");
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let v = Command::new(SKILLC)
+        .args(["verify", "out", "--key", "mk.pub", "--state", "s.json"])
+        .current_dir(dir.path())
+        .output()
+        .expect("verify");
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+}

@@ -17,7 +17,7 @@ use serde_json::json;
 
 use super::check::load_skills;
 use super::keys::{self, KeySource};
-use super::{Format, Printer, Status, project};
+use super::{Printer, ReportFormat, Status, project};
 use crate::admit::{self, SkillPlans, Verdict};
 use crate::config::Level;
 use crate::db::{Contents, TextInput};
@@ -51,8 +51,8 @@ pub struct BuildArgs {
     #[arg(long, value_name = "FILE")]
     pub key: Option<PathBuf>,
     /// Output format of the summary (`json` prints report.json).
-    #[arg(long, visible_alias = "message-format", value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    #[arg(long, visible_alias = "message-format", value_enum, default_value_t = ReportFormat::Human)]
+    pub format: ReportFormat,
     /// Print only the summary line.
     #[arg(short, long)]
     pub quiet: bool,
@@ -115,12 +115,19 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
     let project = project::load(&cwd, out)?;
     let cfg = &project.config;
     let root = &project.root;
+    // Paths given on the command line are relative to the current folder; inside the build
+    // they are shown relative to the project root, so that outputs do not depend on where
+    // the project lives.
     let roots: Vec<PathBuf> = if args.skills.is_empty() {
         cfg.skills.clone()
     } else {
-        args.skills.iter().map(|p| relative_to(p, root)).collect()
+        args.skills.iter().map(|p| relative_to(&cwd.join(p), root)).collect()
     };
-    let out_dir = args.out.clone().unwrap_or_else(|| root.join(&cfg.out));
+    let out_dir = args
+        .out
+        .as_ref()
+        .map(|o| cwd.join(o))
+        .unwrap_or_else(|| root.join(&cfg.out));
     let state_dir = root.join(".skillc");
     let mut skip = cfg.skip.clone();
     for s in &args.skip {
@@ -132,10 +139,16 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
     }
     skip.sort();
     for r in &roots {
+        let dir = root.join(r);
         anyhow::ensure!(
-            root.join(r).is_dir(),
+            dir.exists(),
             "skills folder {} does not exist (set `[pipeline] skills` or pass --skills)",
-            r.display()
+            dir.display()
+        );
+        anyhow::ensure!(
+            dir.is_dir(),
+            "{} is not a folder: --skills takes folders that contain skills",
+            dir.display()
         );
     }
     write::guard(
@@ -154,6 +167,20 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
         out.note(&format!("note: created a development signing key at {} (mode 0600, ignored by git); use `skillc keygen` or {} for releases", p.display(), keys::KEY_ENV));
     }
     keys::ignore_state_dir(&state_dir)?;
+    // One build at a time per project: two would race on `out/` and `.skillc/state.json`.
+    let lock_path = state_dir.join("build.lock");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", lock_path.display()))?;
+    if let Err(std::fs::TryLockError::WouldBlock) = lock.try_lock() {
+        anyhow::bail!(
+            "another skillc build is running in this project ({} is locked); wait for it to finish",
+            lock_path.display()
+        );
+    }
     let build_id = format!("{:016x}", {
         let mut b = [0u8; 8];
         let _ = getrandom::fill(&mut b);
@@ -308,9 +335,7 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
     }
 
     // Times.
-    let sde = std::env::var("SOURCE_DATE_EPOCH")
-        .ok()
-        .and_then(|s| s.trim().parse::<i64>().ok());
+    let sde = source_date_epoch()?;
     let now = sde.unwrap_or_else(|| wall.as_second());
     let state_path = state_dir.join("state.json");
     let state: State = std::fs::read(&state_path)
@@ -464,6 +489,12 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
             (v, rfc3339(v + days))
         }
     };
+    if version + days <= wall.as_second() {
+        out.note(&format!(
+            "warning: the catalog expires at {expires}, which is already past: `skillc verify` will refuse it \
+             (SOURCE_DATE_EPOCH is old; raise `[signing] expires_days` or use a recent time)"
+        ));
+    }
     let catalog = body(version, &expires);
     tree.add(emit::CATALOG, catalog.clone(), false);
     tree.add(
@@ -546,6 +577,20 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
         &results,
         Some(&report),
     )
+}
+
+/// `SOURCE_DATE_EPOCH`, validated: a non-negative number of seconds before year 10000.
+fn source_date_epoch() -> anyhow::Result<Option<i64>> {
+    let Some(raw) = std::env::var_os("SOURCE_DATE_EPOCH") else {
+        return Ok(None);
+    };
+    let text = raw.to_string_lossy();
+    match text.trim().parse::<i64>() {
+        Ok(t) if (0..=253_402_300_799).contains(&t) => Ok(Some(t)),
+        _ => anyhow::bail!(
+            "SOURCE_DATE_EPOCH must be a Unix time in seconds (a non-negative integer), not `{text}`; unset it to use the clock"
+        ),
+    }
 }
 
 fn is_script(rel: &str) -> bool {
@@ -710,29 +755,36 @@ fn finish(
     results: &[SkillResult],
     report: Option<&str>,
 ) -> anyhow::Result<Status> {
-    if args.format == Format::Json {
+    if args.format == ReportFormat::Json {
         let text = match report {
             Some(r) => r.to_owned(),
             None => std::fs::read_to_string(out_dir.join(emit::REPORT)).unwrap_or_default(),
         };
         out.write(&text)?;
     } else {
+        let rejected: Vec<&SkillResult> = results.iter().filter(|r| r.rejected.is_some()).collect();
         if !args.quiet {
-            for r in results.iter().filter(|r| r.rejected.is_some()) {
+            for r in &rejected {
                 if let Some((_, reason)) = &r.rejected {
                     out.line(&format!("rejected skill {}: {reason}", r.display))?;
                 }
             }
         }
+        if !rejected.is_empty() || totals.rejected > 0 {
+            out.line(&format!(
+                "details: {} (every skill, plan and diagnostic), `skillc check` and `skillc plan --explain`",
+                out_dir.join(emit::REPORT).display()
+            ))?;
+        }
         let secs = started.elapsed().as_secs_f64();
         out.line(&format!(
-            "built {} skills into {}: {} plans, {} admitted, {} rejected{}; {changed} executors changed, {files} files written or removed in {secs:.2} s",
-            totals.skills,
+            "built {} into {}: {}, {} admitted, {} rejected{}; {changed} executors changed, {files} files written or removed in {secs:.2} s",
+            super::output::count(totals.skills, "skill"),
             out_dir.display(),
-            totals.plans,
+            super::output::count(totals.plans, "plan"),
             totals.admitted,
             totals.rejected,
-            if totals.skills_rejected > 0 { format!(" ({} skills rejected)", totals.skills_rejected) } else { String::new() },
+            if totals.skills_rejected > 0 { format!(" ({} rejected)", super::output::count(totals.skills_rejected, "skill")) } else { String::new() },
         ))?;
     }
     out.flush()?;

@@ -167,11 +167,11 @@ pub(crate) fn run(args: &CheckArgs, out: &mut Printer) -> anyhow::Result<Status>
         }
         Format::Human => {
             let options = RenderOptions { color: out.color };
-            if !args.quiet {
+            {
                 for (_, _, diags, skill) in &entries {
                     let text = skill.and_then(|s| skill_md_text(db, s));
                     let indexed = text.as_ref().map(|(path, t)| (path, diag::SourceText::new(t)));
-                    for d in diags {
+                    for d in diags.iter().filter(|d| !args.quiet || d.severity == Severity::Error) {
                         let source = indexed.as_ref().filter(|(path, _)| **path == d.file).map(|(_, t)| t);
                         out.write(&diag::render_human(d, source, options))?;
                         out.write("\n\n")?;

@@ -15,7 +15,8 @@ pub const KEY_ENV: &str = "SKILLC_SIGNING_KEY";
 #[derive(Debug, clap::Args)]
 pub struct KeygenArgs {
     /// Where to write the secret key (default: `[signing] key` of pipeline.toml, else
-    /// `.skillc/signing.key`). The public key `skillc.pub` is written beside it.
+    /// `.skillc/signing.key`). The public key is written beside it: `skillc.pub` for
+    /// `signing.key`, else `<stem>.pub`.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Replace an existing key.
@@ -32,10 +33,21 @@ pub(crate) fn generate() -> anyhow::Result<SecretKey> {
     Ok(SecretKey::from_seed(seed, id))
 }
 
-/// Writes a key pair: the secret key (mode 0600) and `skillc.pub` beside it.
+/// The public key file beside a secret key: `skillc.pub` for the default `signing.key`,
+/// else `<stem>.pub` (`release.key` → `release.pub`), so two keys never share one.
+pub(crate) fn public_path(secret: &Path) -> PathBuf {
+    match secret.file_stem().map(|s| s.to_string_lossy().into_owned()) {
+        Some(stem) if stem != "signing" && secret.file_name() != Some(std::ffi::OsStr::new(&format!("{stem}.pub"))) => {
+            secret.with_file_name(format!("{stem}.pub"))
+        }
+        _ => secret.with_file_name("skillc.pub"),
+    }
+}
+
+/// Writes a key pair: the secret key (mode 0600) and its public key beside it.
 pub(crate) fn write_pair(path: &Path, key: &SecretKey) -> anyhow::Result<PathBuf> {
     write_atomic(path, key.to_file().as_bytes(), Some(0o600))?;
-    let public = path.with_file_name("skillc.pub");
+    let public = public_path(path);
     write_atomic(&public, key.public().to_file().as_bytes(), Some(0o644))?;
     if let Some(dir) = path.parent()
         && dir.file_name().is_some_and(|n| n == ".skillc")
@@ -64,10 +76,11 @@ pub(crate) fn keygen(args: &KeygenArgs, out: &mut Printer) -> anyhow::Result<Sta
         .output
         .clone()
         .unwrap_or_else(|| project.root.join(&project.config.signing_key));
-    if path.exists() && !args.force {
-        anyhow::bail!(
-            "{} already exists; pass --force to replace it (catalogs signed with it will no longer verify)",
-            path.display()
+    for existing in [path.clone(), public_path(&path)] {
+        anyhow::ensure!(
+            args.force || !existing.exists(),
+            "{} already exists; pass --force to replace it (catalogs signed with the old key will no longer verify)",
+            existing.display()
         );
     }
     let key = generate()?;

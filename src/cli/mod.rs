@@ -76,6 +76,15 @@ pub enum Format {
     Json,
 }
 
+/// Output formats of commands that print a report rather than diagnostics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Readable lines and a summary.
+    Human,
+    /// One JSON document (schema in docs/json.md).
+    Json,
+}
+
 /// The sub-commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -122,7 +131,7 @@ pub struct CheckArgs {
     /// Output format.
     #[arg(long, visible_alias = "message-format", value_enum, default_value_t = Format::Human)]
     pub format: Format,
-    /// Print only the summary line (and errors, with --format short).
+    /// Print errors only (no warnings), then the summary line.
     #[arg(short, long)]
     pub quiet: bool,
     /// Treat warnings as errors for the exit status.
@@ -139,7 +148,8 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
     let color = match args.color {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
-        ColorChoice::Auto => io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        // no-color.org: NO_COLOR disables colour when set to a non-empty value.
+        ColorChoice::Auto => io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
     };
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(n) = args.jobs {

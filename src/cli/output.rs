@@ -46,3 +46,8 @@ impl Drop for Printer {
         let _ = self.out.flush();
     }
 }
+
+/// `1 skill`, `2 skills`.
+pub fn count(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}

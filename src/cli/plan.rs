@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use serde_json::json;
 
 use super::check::{default_paths, load_skills};
-use super::{Format, Printer, Status, project};
+use super::{Printer, ReportFormat, Status, project};
 use crate::db::{SkillSource, TextInput};
 use crate::diag::Severity;
 use crate::extract::{Arg, Program};
@@ -26,12 +26,15 @@ pub struct PlanArgs {
     /// Use this vocabulary file instead of the configured or built-in one.
     #[arg(long, value_name = "FILE")]
     pub vocabulary: Option<PathBuf>,
-    /// Output format (`short` is the same as `human` here).
-    #[arg(long, visible_alias = "message-format", value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    /// Output format.
+    #[arg(long, visible_alias = "message-format", value_enum, default_value_t = ReportFormat::Human)]
+    pub format: ReportFormat,
     /// Also list instruction-only skills (no sub-commands).
     #[arg(long)]
     pub all: bool,
+    /// Print only the summary line (and invalid skills).
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// JSON of a program.
@@ -122,26 +125,39 @@ impl Totals {
             format!(" ({})", reasons.join(", "))
         };
         format!(
-            "planned {} skills: {} with sub-commands, {} instruction-only; {} plans: {} translated, {} rejected{by}",
-            self.skills,
+            "planned {}: {} with sub-commands, {} instruction-only; {}: {} translated, {} rejected{by}",
+            super::output::count(self.skills, "skill"),
             self.with_subcommands,
             self.skills - self.with_subcommands,
-            self.plans,
+            super::output::count(self.plans, "plan"),
             self.translated,
             self.rejected_total()
         )
     }
 }
 
+/// Describes an argument for `--explain`: `to (string, required, --to)`.
+fn arg_text(a: &Arg) -> String {
+    let how = match (&a.flag, a.position) {
+        (Some(f), _) => f.clone(),
+        (None, Some(p)) => format!("position {p}"),
+        (None, None) => "keyword".to_owned(),
+    };
+    let req = if a.required { "required" } else { "optional" };
+    format!("{} ({}, {req}, {how})", a.name, a.ty.as_str())
+}
+
 pub(crate) fn run(args: &PlanArgs, out: &mut Printer) -> anyhow::Result<Status> {
-    let project = project::load(&std::env::current_dir()?, out)?;
-    let paths = if args.paths.is_empty() && project.root.join(crate::config::FILE_NAME).is_file() {
-        project.config.skills.iter().map(|p| project.root.join(p)).collect()
+    let cwd = std::env::current_dir()?;
+    let project = project::load(&cwd, out)?;
+    // The configured roots, relative to the project root, unless paths are given.
+    let (base, paths) = if args.paths.is_empty() && project.root.join(crate::config::FILE_NAME).is_file() {
+        (project.root.clone(), project.config.skills.clone())
     } else {
-        default_paths(&args.paths)
+        (PathBuf::new(), default_paths(&args.paths))
     };
     let loaded = load_skills(
-        std::path::Path::new(""),
+        &base,
         &paths,
         Mode::Default,
         project.config.limits,
@@ -157,30 +173,46 @@ pub(crate) fn run(args: &PlanArgs, out: &mut Printer) -> anyhow::Result<Status> 
         anyhow::bail!("the vocabulary has errors (see above)");
     }
     let settings = loaded.settings;
-    let results: Vec<(SkillSource, Translation)> = loaded
+    // Per skill: its translation, and its first error when `check` would reject it.
+    let results: Vec<(SkillSource, Translation, Option<String>)> = loaded
         .skills
         .par_iter()
         .map_with(db.clone(), |db, s| {
-            (*s, translate::translate_skill(db, *s, settings, vocab_input).clone())
+            let error = crate::skill::check_skill(db, *s, settings)
+                .diagnostics
+                .iter()
+                .find(|d| d.severity == Severity::Error)
+                .map(|d| format!("{}: {}", d.code(), d.message));
+            (
+                *s,
+                translate::translate_skill(db, *s, settings, vocab_input).clone(),
+                error,
+            )
         })
         .collect();
     let mut totals = Totals::default();
-    for (_, t) in &results {
+    for (_, t, _) in &results {
         totals.add(t);
     }
+    let invalid = results.iter().filter(|(_, _, e)| e.is_some()).count() + loaded.problems.len();
     match args.format {
-        Format::Json => {
-            let skills: Vec<serde_json::Value> = results
+        ReportFormat::Json => {
+            let mut skills: Vec<serde_json::Value> = loaded
+                .problems
                 .iter()
-                .map(|(s, t)| {
-                    let name = crate::skill::analyze_skill(db, *s, settings).model.name.as_ref().map(|n| n.value.clone());
-                    json!({"path": s.display(db), "name": name, "provider": t.provider, "instruction_only": t.plans.is_empty(),
-                           "plans": t.plans.iter().map(|p| plan_json(p, args.explain)).collect::<Vec<_>>()})
+                .map(|p| {
+                    json!({"path": p.file, "name": null, "provider": null, "instruction_only": false,
+                               "error": format!("{}: {}", p.code(), p.message), "plans": []})
                 })
                 .collect();
+            skills.extend(results.iter().map(|(s, t, error)| {
+                let name = crate::skill::analyze_skill(db, *s, settings).model.name.as_ref().map(|n| n.value.clone());
+                json!({"path": s.display(db), "name": name, "provider": t.provider, "instruction_only": t.plans.is_empty(),
+                       "error": error, "plans": t.plans.iter().map(|p| plan_json(p, args.explain)).collect::<Vec<_>>()})
+            }));
             let report = json!({
                 "schema": "skillc.plan/1",
-                "summary": {"skills": totals.skills, "with_subcommands": totals.with_subcommands,
+                "summary": {"skills": totals.skills, "invalid": invalid, "with_subcommands": totals.with_subcommands,
                             "instruction_only": totals.skills - totals.with_subcommands, "plans": totals.plans,
                             "translated": totals.translated, "rejected": totals.rejected_total(),
                             "rejected_by_reason": totals.rejected},
@@ -188,16 +220,27 @@ pub(crate) fn run(args: &PlanArgs, out: &mut Printer) -> anyhow::Result<Status> 
             });
             out.line(&serde_json::to_string_pretty(&report)?)?;
         }
-        Format::Human | Format::Short => {
-            for (s, t) in &results {
-                if t.plans.is_empty() && !args.all {
+        ReportFormat::Human => {
+            for p in &loaded.problems {
+                out.line(&format!("{}  (invalid: {}: {})", p.file, p.code(), p.message))?;
+            }
+            for (s, t, error) in &results {
+                if let Some(e) = error {
+                    out.line(&format!(
+                        "{}  (invalid: {e}; run `skillc check` for details)",
+                        s.display(db)
+                    ))?;
+                }
+                if args.quiet {
+                    continue;
+                }
+                if t.plans.is_empty() {
+                    if args.all && error.is_none() {
+                        out.line(&format!("{}  (instruction-only)\n", s.display(db)))?;
+                    }
                     continue;
                 }
                 let provider = t.provider.as_deref().unwrap_or("-");
-                if t.plans.is_empty() {
-                    out.line(&format!("{}  (instruction-only)", s.display(db)))?;
-                    continue;
-                }
                 out.line(&format!("{}  provider {provider}", s.display(db)))?;
                 let width = t.plans.iter().map(|p| p.subcommand.display().len()).max().unwrap_or(0);
                 for p in &t.plans {
@@ -216,15 +259,24 @@ pub(crate) fn run(args: &PlanArgs, out: &mut Printer) -> anyhow::Result<Status> 
                             };
                             out.line(&format!("  {:<width$}      {w}: {}", "", step.meaning))?;
                         }
+                        if !p.subcommand.args.is_empty() {
+                            let list: Vec<String> = p.subcommand.args.iter().map(arg_text).collect();
+                            out.line(&format!("  {:<width$}      args: {}", "", list.join(", ")))?;
+                        }
                     }
                 }
                 out.line("")?;
             }
-            out.line(&totals.line())?;
+            let invalid_note = if invalid > 0 {
+                format!("; {invalid} invalid (see `skillc check`)")
+            } else {
+                String::new()
+            };
+            out.line(&format!("{}{invalid_note}", totals.line()))?;
         }
     }
     out.flush()?;
-    Ok(if totals.rejected_total() > 0 {
+    Ok(if totals.rejected_total() > 0 || invalid > 0 {
         Status::Failure
     } else {
         Status::Success

@@ -30,8 +30,20 @@ pub(crate) fn print_file_diagnostics(out: &mut Printer, diags: &[Diagnostic], te
     }
 }
 
-/// Loads `pipeline.toml` from `root` when it exists. Errors in it stop the command.
-pub(crate) fn load(root: &Path, out: &mut Printer) -> anyhow::Result<Project> {
+/// The project root: the nearest folder from `start` upwards holding `pipeline.toml` (as cargo
+/// finds `Cargo.toml`), else `start` itself.
+pub(crate) fn find_root(start: &Path) -> PathBuf {
+    start
+        .ancestors()
+        .find(|d| d.join(config::FILE_NAME).is_file())
+        .unwrap_or(start)
+        .to_path_buf()
+}
+
+/// Loads the project around `cwd`: its `pipeline.toml` when there is one. Errors in it stop
+/// the command.
+pub(crate) fn load(cwd: &Path, out: &mut Printer) -> anyhow::Result<Project> {
+    let root = &find_root(cwd);
     let path = root.join(config::FILE_NAME);
     let config = if path.is_file() {
         let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;

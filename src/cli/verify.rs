@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde_json::json;
 
-use super::{Format, Printer, Status};
+use super::{Printer, ReportFormat, Status};
 use crate::emit::{self, write};
 use crate::sign::PublicKey;
 use crate::verify::{self, Options};
@@ -30,8 +30,8 @@ pub struct VerifyArgs {
     #[arg(long)]
     pub production: bool,
     /// Output format.
-    #[arg(long, visible_alias = "message-format", value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    #[arg(long, visible_alias = "message-format", value_enum, default_value_t = ReportFormat::Human)]
+    pub format: ReportFormat,
 }
 
 fn default_state() -> PathBuf {
@@ -58,10 +58,20 @@ pub(crate) fn run(args: &VerifyArgs, out: &mut Printer) -> anyhow::Result<Status
         "{}: no such folder (build a catalog with `skillc build`)",
         args.out.display()
     );
+    anyhow::ensure!(
+        args.out.join(emit::CATALOG).is_file(),
+        "{} is not a catalog (it has no catalog.toml); build one with `skillc build`",
+        args.out.display()
+    );
     let files = read_tree(&args.out)?;
     let key_path = args.key.clone().unwrap_or_else(|| args.out.join(emit::PUBLIC_KEY));
     let key_text =
         std::fs::read_to_string(&key_path).with_context(|| format!("reading public key {}", key_path.display()))?;
+    anyhow::ensure!(
+        !key_text.contains("secret key"),
+        "{} is a secret key: pass the public key (`skillc.pub`) with --key, and keep the secret one private",
+        key_path.display()
+    );
     let key = PublicKey::from_file(&key_text).with_context(|| format!("public key {}", key_path.display()))?;
     let state_path = args.state.clone().unwrap_or_else(default_state);
     let mut state: BTreeMap<String, i64> = std::fs::read(&state_path)
@@ -86,7 +96,7 @@ pub(crate) fn run(args: &VerifyArgs, out: &mut Printer) -> anyhow::Result<Status
         .with_context(|| format!("recording the accepted version in {}", state_path.display()))?;
     }
     match args.format {
-        Format::Json => {
+        ReportFormat::Json => {
             let failures: Vec<serde_json::Value> = result
                 .failures
                 .iter()
@@ -96,9 +106,19 @@ pub(crate) fn run(args: &VerifyArgs, out: &mut Printer) -> anyhow::Result<Status
                 "expires": result.expires, "key_id": result.key_id, "executors": result.executors, "failures": failures});
             out.line(&serde_json::to_string_pretty(&report)?)?;
         }
-        Format::Human | Format::Short => {
+        ReportFormat::Human => {
             for f in &result.failures {
                 out.line(&format!("error: {f}"))?;
+            }
+            if result
+                .failures
+                .iter()
+                .any(|f| matches!(f, verify::Failure::Rollback { .. }))
+            {
+                out.line(&format!(
+                    "note: {} remembers the newest catalog accepted for each key; pass another --state (or remove the key's entry) to accept an older catalog on purpose",
+                    state_path.display()
+                ))?;
             }
             if ok {
                 out.line(&format!(
@@ -111,9 +131,9 @@ pub(crate) fn run(args: &VerifyArgs, out: &mut Printer) -> anyhow::Result<Status
                 ))?;
             } else {
                 out.line(&format!(
-                    "verification of {} failed: {} problem(s)",
+                    "verification of {} failed: {}",
                     args.out.display(),
-                    result.failures.len()
+                    super::output::count(result.failures.len(), "problem")
                 ))?;
             }
         }

@@ -756,13 +756,53 @@ fn is_flag(t: &str) -> bool {
     t.len() > 1 && t.starts_with('-') && !t[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.')
 }
 
-/// Parses the words after the sub-command into flags and positionals.
-fn parse_args(rest: &[Word]) -> (Vec<(String, Option<Word>)>, Vec<Word>) {
+/// A flag as written, its value, and whether it was inside `[...]` (optional).
+type FlagUse = (String, Option<Word>, bool);
+
+/// Removes usage-syntax brackets: `[--max N]` marks its contents optional, `[name]` is an
+/// optional placeholder, `[options]` and `...` are dropped. Returns (word, optional).
+fn unbracket(rest: &[Word]) -> Vec<(Word, bool)> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    for w in rest {
+        if w.quoted {
+            out.push((w.clone(), depth > 0));
+            continue;
+        }
+        let mut t = w.text.as_str();
+        let opens = t.chars().take_while(|c| *c == '[').count();
+        t = &t[opens..];
+        let closes = t.chars().rev().take_while(|c| *c == ']').count();
+        t = &t[..t.len() - closes];
+        let optional = depth > 0 || opens > 0;
+        depth = (depth + opens).saturating_sub(closes);
+        let lower = t.to_ascii_lowercase();
+        if t.is_empty()
+            || t.chars().all(|c| c == '.')
+            || matches!(lower.as_str(), "options" | "flags" | "args" | "arguments")
+        {
+            continue;
+        }
+        let t = t.trim_end_matches("...");
+        // `[name]` alone is an optional placeholder.
+        let text = if opens > 0 && closes > 0 && !t.starts_with('-') && is_placeholder(&format!("<{t}>")).is_some() {
+            format!("<{t}>")
+        } else {
+            t.to_owned()
+        };
+        out.push((Word { text, quoted: false }, optional));
+    }
+    out
+}
+
+/// Parses the words after the sub-command into flags and positionals (with optionality).
+fn parse_args(rest: &[Word]) -> (Vec<FlagUse>, Vec<(Word, bool)>) {
+    let words = unbracket(rest);
     let mut flags = Vec::new();
     let mut positionals = Vec::new();
     let mut i = 0;
-    while i < rest.len() {
-        let w = &rest[i];
+    while i < words.len() {
+        let (w, optional) = &words[i];
         if !w.quoted && is_flag(&w.text) && w.text != "--" {
             if let Some((f, v)) = w.text.split_once('=') {
                 flags.push((
@@ -771,78 +811,105 @@ fn parse_args(rest: &[Word]) -> (Vec<(String, Option<Word>)>, Vec<Word>) {
                         text: v.to_owned(),
                         quoted: w.quoted,
                     }),
+                    *optional,
                 ));
                 i += 1;
                 continue;
             }
-            let value = rest.get(i + 1).filter(|n| n.quoted || !is_flag(&n.text));
-            flags.push((w.text.clone(), value.cloned()));
+            let value = words
+                .get(i + 1)
+                .filter(|(n, _)| n.quoted || !is_flag(&n.text))
+                .map(|(n, _)| n.clone());
             i += if value.is_some() { 2 } else { 1 };
+            flags.push((w.text.clone(), value, *optional));
         } else {
-            positionals.push(w.clone());
+            positionals.push((w.clone(), *optional));
             i += 1;
         }
     }
     (flags, positionals)
 }
 
+/// What is known of one argument while merging invocations.
+struct Seen {
+    ty: ParamType,
+    count: usize,
+    optional: bool,
+    order: usize,
+    name: Option<String>,
+}
+
 fn merge_args(invs: &[&Invocation]) -> Vec<Arg> {
     let total = invs.len();
-    let mut flags: BTreeMap<String, (ParamType, usize, usize)> = BTreeMap::new(); // flag → (type, count, first seen)
-    let mut positionals: Vec<(Option<String>, ParamType, usize)> = Vec::new(); // (name, type, count)
-    let mut seen = 0usize;
+    let mut flags: BTreeMap<String, Seen> = BTreeMap::new();
+    let mut positionals: Vec<Seen> = Vec::new();
     for inv in invs {
         let (fl, pos) = parse_args(&inv.rest);
         let mut this_inv: Vec<&str> = Vec::new();
-        for (flag, value) in &fl {
+        for (flag, value, optional) in &fl {
             let ty = value.as_ref().map(value_type).unwrap_or(ParamType::Boolean);
-            let e = flags.entry(flag.clone()).or_insert_with(|| {
-                seen += 1;
-                (ty, 0, seen)
+            let order = flags.len();
+            let e = flags.entry(flag.clone()).or_insert(Seen {
+                ty,
+                count: 0,
+                optional: false,
+                order,
+                name: None,
             });
-            e.0 = if e.1 == 0 { ty } else { widen(e.0, ty) };
+            e.ty = if e.count == 0 { ty } else { widen(e.ty, ty) };
+            e.optional |= *optional;
             if !this_inv.contains(&flag.as_str()) {
-                e.1 += 1;
+                e.count += 1;
                 this_inv.push(flag);
             }
         }
-        for (i, w) in pos.iter().enumerate() {
-            let name = is_placeholder(&w.text)
+        for (i, (w, optional)) in pos.iter().enumerate() {
+            let name = (!w.quoted)
+                .then(|| is_placeholder(&w.text))
+                .flatten()
                 .map(|p| snake_case(&p))
                 .filter(|n| !n.is_empty());
-            if positionals.len() <= i {
-                positionals.push((name, value_type(w), 1));
-            } else {
-                let p = &mut positionals[i];
-                p.1 = widen(p.1, value_type(w));
-                p.2 += 1;
-                if p.0.is_none() {
-                    p.0 = name;
+            match positionals.get_mut(i) {
+                None => positionals.push(Seen {
+                    ty: value_type(w),
+                    count: 1,
+                    optional: *optional,
+                    order: i,
+                    name,
+                }),
+                Some(p) => {
+                    p.ty = widen(p.ty, value_type(w));
+                    p.count += 1;
+                    p.optional |= *optional;
+                    if p.name.is_none() {
+                        p.name = name;
+                    }
                 }
             }
         }
     }
     let mut args = Vec::new();
     let mut used: Vec<String> = Vec::new();
-    for (i, (name, ty, count)) in positionals.into_iter().enumerate() {
-        let mut name = name.unwrap_or_else(|| format!("arg{i}"));
+    for (i, p) in positionals.into_iter().enumerate() {
+        let mut name = p.name.unwrap_or_else(|| format!("arg{i}"));
         if used.contains(&name) {
             name = format!("{name}_{i}");
         }
         used.push(name.clone());
+        let required = p.count == total && !p.optional;
         args.push(Arg {
             name,
-            ty,
-            required: count == total,
+            ty: p.ty,
+            required,
             flag: None,
             position: Some(i),
             description: None,
             default: None,
         });
     }
-    let mut by_order: Vec<(String, (ParamType, usize, usize))> = flags.into_iter().collect();
-    by_order.sort_by_key(|(_, (_, _, first))| *first);
-    for (flag, (ty, count, _)) in by_order {
+    let mut by_order: Vec<(String, Seen)> = flags.into_iter().collect();
+    by_order.sort_by_key(|(_, s)| s.order);
+    for (flag, s) in by_order {
         let mut name = snake_case(flag.trim_start_matches('-'));
         if name.is_empty() {
             continue;
@@ -851,10 +918,11 @@ fn merge_args(invs: &[&Invocation]) -> Vec<Arg> {
             name = format!("{name}_flag");
         }
         used.push(name.clone());
+        let required = s.count == total && !s.optional && s.ty != ParamType::Boolean;
         args.push(Arg {
             name,
-            ty,
-            required: count == total && ty != ParamType::Boolean,
+            ty: s.ty,
+            required,
             flag: Some(flag),
             position: None,
             description: None,
@@ -896,6 +964,41 @@ mod tests {
             lines[1].2.as_deref(),
             Some("Search, newest first. Operators: from: to:")
         );
+    }
+
+    #[test]
+    fn usage_brackets_mark_arguments_optional() {
+        let words = |line: &str| -> Vec<Word> {
+            shell::simple_commands(shell::tokenize(line))
+                .into_iter()
+                .next()
+                .unwrap_or_default()
+        };
+        let inv = |line: &str| Invocation {
+            program: Program::Binary { name: "r".into() },
+            words: vec!["search".into()],
+            rest: words(line),
+            line: 1,
+            section: String::new(),
+            description: None,
+        };
+        let a = inv("<query> [--max N] [--tag <tag>] [options]");
+        let args = merge_args(&[&a]);
+        let got: Vec<(String, &str, bool)> = args
+            .iter()
+            .map(|x| (x.name.clone(), x.ty.as_str(), x.required))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("query".into(), "string", true),
+                ("max".into(), "integer", false),
+                ("tag".into(), "string", false)
+            ]
+        );
+        let b = inv("[file]");
+        let args = merge_args(&[&b]);
+        assert_eq!((args[0].name.as_str(), args[0].required), ("file", false));
     }
 
     #[test]

@@ -315,10 +315,11 @@ impl Validator<'_, '_> {
         if name != name.to_lowercase() {
             let d = self
                 .diag(&rules::SK023, &span, format!("skill name `{name}` must be lowercase"))
-                .help(format!(
-                    "use `{}` (and rename the folder to match)",
-                    name.to_lowercase()
-                ));
+                .help(if self.ctx.dir_name.nfkc().collect::<String>() == name.to_lowercase() {
+                    format!("use `{}`, like the folder", name.to_lowercase())
+                } else {
+                    format!("use `{}` (and rename the folder to match)", name.to_lowercase())
+                });
             self.push(d);
         }
         if name.starts_with('-') || name.ends_with('-') {
