@@ -729,6 +729,7 @@ fn report_json(
         })
         .collect();
     let report = json!({
+        "schema": "skillc.report/1",
         "skillc": env!("CARGO_PKG_VERSION"),
         "reproducible": reproducible,
         "inputs": {"skills": results.len(), "vocabulary": vocab_path, "vocabulary_sha256": vocab_sha},

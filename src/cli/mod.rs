@@ -113,6 +113,13 @@ pub enum Command {
     Keygen(keys::KeygenArgs),
     /// Show each skill's sub-commands and their canonical executor names, or why not.
     Plan(plan::PlanArgs),
+    /// Print the vocabulary in use (the project's `vocabulary.toml`, else the built-in one);
+    /// `skillc vocabulary --default > vocabulary.toml` starts a project vocabulary.
+    Vocabulary {
+        /// Print the built-in vocabulary even when the project has its own.
+        #[arg(long)]
+        default: bool,
+    },
     /// Explain a diagnostic code (SK001, TR002, …); without a code, list them all.
     Explain {
         /// The code or rule name.
@@ -167,6 +174,16 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
         Command::ReadProperties { path } => props::read_properties(&path, &mut out),
         Command::ToPrompt { paths } => props::to_prompt(&paths, &mut out),
         Command::Explain { code } => explain(code.as_deref(), &mut out),
+        Command::Vocabulary { default } => {
+            let text = if default {
+                crate::vocab::DEFAULT_TEXT.to_owned()
+            } else {
+                let project = project::load(&std::env::current_dir()?, &mut out)?;
+                project::vocabulary_source(&project, None)?.1
+            };
+            out.write(&text)?;
+            Ok(Status::Success)
+        }
     })
 }
 
