@@ -13,6 +13,9 @@ use crate::diag::Diagnostic;
 use crate::rules;
 use crate::skill::source::Source;
 
+/// Longest catalog lifetime accepted, in days (100 years).
+pub const MAX_EXPIRES_DAYS: u32 = 36_500;
+
 /// File name of the configuration, at the project root.
 pub const FILE_NAME: &str = "pipeline.toml";
 
@@ -230,12 +233,12 @@ pub fn parse(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
         }
         if let Some(d) = s.expires_days {
             match u32::try_from(*d.get_ref()) {
-                Ok(v) if v > 0 => cfg.expires_days = v,
+                Ok(v) if (1..=MAX_EXPIRES_DAYS).contains(&v) => cfg.expires_days = v,
                 _ => diags.push(Diagnostic::new(
                     &rules::CF001,
                     file,
                     src.span(d.span()),
-                    "`expires_days` must be a positive number of days",
+                    "`expires_days` must be a number of days between 1 and 36500 (100 years)",
                 )),
             }
         }

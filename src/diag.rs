@@ -284,7 +284,8 @@ pub fn render_human(diag: &Diagnostic, source: Option<&SourceText<'_>>, options:
     } else {
         Renderer::plain()
     };
-    let title = level.primary_title(diag.message.as_str()).id(diag.rule.code);
+    let message = printable(&diag.message);
+    let title = level.primary_title(message.as_ref()).id(diag.rule.code);
     let mut groups: Vec<Group<'_>> = Vec::new();
     let snippet = source.and_then(|src| snippet_for(diag, src));
     let group = match snippet {
@@ -298,26 +299,64 @@ pub fn render_human(diag: &Diagnostic, source: Option<&SourceText<'_>>, options:
         }
     };
     groups.push(group);
-    if let Some(help) = &diag.help {
-        groups.push(Group::with_title(Level::HELP.secondary_title(help.as_str())));
+    let help = diag.help.as_deref().map(printable);
+    if let Some(help) = &help {
+        groups.push(Group::with_title(Level::HELP.secondary_title(help.as_ref())));
     }
     renderer.render(&groups)
 }
 
 /// A file's text with its line index, built once and shared by all its diagnostics.
 pub struct SourceText<'a> {
-    /// The text.
-    pub text: &'a str,
+    /// The text, with control characters made visible (same byte offsets).
+    pub text: std::borrow::Cow<'a, str>,
     index: LineIndex,
 }
 
 impl<'a> SourceText<'a> {
-    /// Indexes `text`.
+    /// Indexes `text`. Control characters other than tab and line breaks are shown as `?`
+    /// (`¿` for the two-byte C1 controls), so a snippet never sends escape sequences to the
+    /// terminal; byte offsets stay the same.
     pub fn new(text: &'a str) -> SourceText<'a> {
-        SourceText {
-            text,
-            index: LineIndex::new(text),
-        }
+        let unsafe_char = |c: char| c.is_control() && !matches!(c, '\t' | '\n' | '\r');
+        let text = if text.chars().any(unsafe_char) {
+            std::borrow::Cow::Owned(
+                text.chars()
+                    .map(|c| {
+                        if !unsafe_char(c) {
+                            c
+                        } else if c.len_utf8() == 1 {
+                            '?'
+                        } else {
+                            '¿'
+                        }
+                    })
+                    .collect(),
+            )
+        } else {
+            std::borrow::Cow::Borrowed(text)
+        };
+        let index = LineIndex::new(&text);
+        SourceText { text, index }
+    }
+}
+
+/// A message with control characters escaped (`\u{1b}`), safe to print to a terminal.
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.chars().any(char::is_control) {
+        std::borrow::Cow::Owned(
+            s.chars()
+                .map(|c| {
+                    if c.is_control() {
+                        c.escape_default().to_string()
+                    } else {
+                        c.to_string()
+                    }
+                })
+                .collect(),
+        )
+    } else {
+        std::borrow::Cow::Borrowed(s)
     }
 }
 
@@ -326,7 +365,7 @@ fn snippet_for<'a>(
     diag: &'a Diagnostic,
     source: &'a SourceText<'a>,
 ) -> Option<Snippet<'a, annotate_snippets::Annotation<'a>>> {
-    let (src, index) = (source.text, &source.index);
+    let (src, index) = (source.text.as_ref(), &source.index);
     let mut first = diag.span.start.line;
     let mut last = diag.span.end.line.max(first);
     for r in &diag.related {
@@ -341,9 +380,16 @@ fn snippet_for<'a>(
         return None;
     }
     let text = &src[start..end];
+    // Spans come from byte offsets; never cut a character in two, whatever the input.
+    let floor = |mut i: usize| {
+        while !text.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
     let clip = |r: Range<usize>| -> Range<usize> {
-        let s = r.start.clamp(start, end) - start;
-        let e = r.end.clamp(start, end) - start;
+        let s = floor(r.start.clamp(start, end) - start);
+        let e = floor(r.end.clamp(start, end) - start);
         s..e.max(s)
     };
     let mut primary = AnnotationKind::Primary.span(clip(diag.span.bytes()));
@@ -370,7 +416,12 @@ fn snippet_for<'a>(
 pub fn render_short(diag: &Diagnostic) -> String {
     format!(
         "{}:{}:{}: {}[{}]: {}",
-        diag.file, diag.span.start.line, diag.span.start.column, diag.severity, diag.rule.code, diag.message
+        printable(&diag.file),
+        diag.span.start.line,
+        diag.span.start.column,
+        diag.severity,
+        diag.rule.code,
+        printable(&diag.message)
     )
 }
 

@@ -85,7 +85,7 @@ rules! {
     SK054 "gaia-tools-required" Error "`metadata.gaia.tools_required` must be a list of tool names.";
     SK055 "gaia-unknown-key" Warning "A key under `metadata.gaia` that the GAIA format does not define.";
     SK056 "namespace-shape" Warning "A Hermes, OpenClaw or Claude Code field has an unexpected shape.";
-    SK057 "name-not-catalog-safe" Error "A skill in the catalog must have an ASCII `[a-z0-9-]` name.";
+    SK057 "name-not-catalog-safe" Error "A skill in the catalog must have an ASCII `[a-z0-9-]` name that is not a device name.";
     CF001 "config-invalid" Error "`pipeline.toml` is not valid TOML or has a value of the wrong type.";
     CF002 "config-unknown-key" Error "`pipeline.toml` has a key skillc does not know.";
     VO001 "vocabulary-invalid" Error "The vocabulary file is not valid TOML or has a value of the wrong type.";

@@ -112,7 +112,13 @@ pub fn translate_skill(
 
 /// `google-workspace` → `google_workspace`; `None` unless the name is ASCII `[a-z0-9-]`.
 pub fn provider_of(skill_name: &str) -> Option<String> {
-    let ok = !skill_name.is_empty()
+    // Names Windows reserves for devices cannot be folders of a portable catalog.
+    let reserved = matches!(skill_name, "con" | "prn" | "aux" | "nul")
+        || ((skill_name.starts_with("com") || skill_name.starts_with("lpt"))
+            && skill_name.len() == 4
+            && skill_name.as_bytes()[3].is_ascii_digit());
+    let ok = !reserved
+        && !skill_name.is_empty()
         && skill_name
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
@@ -568,5 +574,8 @@ mod tests {
     fn provider_names() {
         assert_eq!(provider_of("google-workspace").as_deref(), Some("google_workspace"));
         assert_eq!(provider_of("café"), None);
+        assert_eq!(provider_of("nul"), None);
+        assert_eq!(provider_of("com1"), None);
+        assert_eq!(provider_of("com-tools").as_deref(), Some("com_tools"));
     }
 }

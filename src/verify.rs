@@ -112,6 +112,16 @@ pub struct Verification {
     pub failures: Vec<Failure>,
 }
 
+/// One entry of the folder being verified.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Entry {
+    /// A regular file and its bytes.
+    Bytes(Vec<u8>),
+    /// Something that cannot be vouched for: a symbolic link, a FIFO or device, a file too
+    /// large to read, a name that is not UTF-8. Says which.
+    Irregular(String),
+}
+
 /// Options of a verification.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -123,9 +133,16 @@ pub struct Options {
     pub production: bool,
 }
 
-fn get<'a>(files: &'a BTreeMap<String, Vec<u8>>, path: &str, v: &mut Verification) -> Option<&'a [u8]> {
+fn get<'a>(files: &'a BTreeMap<String, Entry>, path: &str, v: &mut Verification) -> Option<&'a [u8]> {
     match files.get(path) {
-        Some(b) => Some(b),
+        Some(Entry::Bytes(b)) => Some(b),
+        Some(Entry::Irregular(why)) => {
+            v.failures.push(Failure::Malformed {
+                file: path.to_owned(),
+                why: why.clone(),
+            });
+            None
+        }
         None => {
             v.failures.push(Failure::Missing(path.to_owned()));
             None
@@ -133,7 +150,7 @@ fn get<'a>(files: &'a BTreeMap<String, Vec<u8>>, path: &str, v: &mut Verificatio
     }
 }
 
-fn check_sig(key: &PublicKey, files: &BTreeMap<String, Vec<u8>>, path: &str, v: &mut Verification) -> Option<String> {
+fn check_sig(key: &PublicKey, files: &BTreeMap<String, Entry>, path: &str, v: &mut Verification) -> Option<String> {
     let data = get(files, path, v)?;
     let sig_path = format!("{path}.sig");
     let sig = get(files, &sig_path, v)?;
@@ -175,21 +192,19 @@ fn parse_toml(file: &str, bytes: &[u8], v: &mut Verification) -> Option<toml::Ta
 }
 
 /// Verifies the files of an `out/` folder (relative path → bytes) with `key`.
-pub fn verify(files: &BTreeMap<String, Vec<u8>>, key: &PublicKey, opts: &Options) -> Verification {
+pub fn verify(files: &BTreeMap<String, Entry>, key: &PublicKey, opts: &Options) -> Verification {
     let mut v = Verification {
         key_id: key.key_id_hex(),
         ..Verification::default()
     };
-    let mut vouched: BTreeSet<String> = [CATALOG, CATALOG_SIG, PUBLIC_KEY]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    // The public key is vouched for by the catalog's `[files]`, like every other file.
+    let mut vouched: BTreeSet<String> = [CATALOG, CATALOG_SIG].iter().map(|s| s.to_string()).collect();
     // Without a valid catalog nothing is vouched for: listing every file as unlisted would
     // only bury the cause.
     let Some(trusted) = check_sig(key, files, CATALOG, &mut v) else {
         return v;
     };
-    let Some(catalog) = parse_toml(CATALOG, &files[CATALOG], &mut v) else {
+    let Some(catalog) = get(files, CATALOG, &mut v).and_then(|b| parse_toml(CATALOG, b, &mut v)) else {
         return finish(v, files, &vouched);
     };
     let version = catalog.get("catalog_version").and_then(toml::Value::as_integer);
@@ -249,7 +264,7 @@ pub fn verify(files: &BTreeMap<String, Vec<u8>>, key: &PublicKey, opts: &Options
             }
         }
     }
-    for required in [REPORT, ROUTING] {
+    for required in [REPORT, ROUTING, PUBLIC_KEY] {
         if !vouched.contains(required) {
             v.failures.push(Failure::Malformed {
                 file: CATALOG.into(),
@@ -305,7 +320,7 @@ pub fn verify(files: &BTreeMap<String, Vec<u8>>, key: &PublicKey, opts: &Options
 fn verify_executor(
     e: &toml::Value,
     key: &PublicKey,
-    files: &BTreeMap<String, Vec<u8>>,
+    files: &BTreeMap<String, Entry>,
     opts: &Options,
     vouched: &mut BTreeSet<String>,
     v: &mut Verification,
@@ -402,7 +417,7 @@ fn verify_executor(
     }
 }
 
-fn finish(mut v: Verification, files: &BTreeMap<String, Vec<u8>>, vouched: &BTreeSet<String>) -> Verification {
+fn finish(mut v: Verification, files: &BTreeMap<String, Entry>, vouched: &BTreeSet<String>) -> Verification {
     // Anything on disk the signed catalog does not vouch for is refused; an executor folder
     // is reported once, as a folder.
     let mut folders = BTreeSet::new();
@@ -417,7 +432,10 @@ fn finish(mut v: Verification, files: &BTreeMap<String, Vec<u8>>, vouched: &BTre
                 continue;
             }
         }
-        v.failures.push(Failure::Unlisted(path.clone()));
+        match files.get(path) {
+            Some(Entry::Irregular(why)) => v.failures.push(Failure::Unlisted(format!("{path} ({why})"))),
+            _ => v.failures.push(Failure::Unlisted(path.clone())),
+        }
     }
     v
 }

@@ -65,8 +65,9 @@ struct State {
     executors: BTreeMap<String, ExecutorState>,
     #[serde(default)]
     catalog: Option<CatalogState>,
+    /// Every file of `out/` the last build wrote: only these are ever removed.
     #[serde(default)]
-    report: String,
+    outputs: Option<BTreeSet<String>>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -153,21 +154,12 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
     }
     write::guard(
         &out_dir,
-        &std::iter::once(root.clone())
-            .chain(roots.iter().map(|r| root.join(r)))
-            .collect::<Vec<_>>(),
+        root,
+        &roots.iter().map(|r| root.join(r)).collect::<Vec<_>>(),
+        &state_dir,
     )?;
-
-    let (key, key_source) = keys::signing_key(
-        args.key.as_deref(),
-        &root.join(&cfg.signing_key),
-        cfg.signing_key == crate::config::Config::default().signing_key,
-    )?;
-    if let KeySource::Created(p) = &key_source {
-        out.note(&format!("note: created a development signing key at {} (mode 0600, ignored by git); use `skillc keygen` or {} for releases", p.display(), keys::KEY_ENV));
-    }
     keys::ignore_state_dir(&state_dir)?;
-    // One build at a time per project: two would race on `out/` and `.skillc/state.json`.
+    // One build at a time per project: two would race on `out/`, the key and the state.
     let lock_path = state_dir.join("build.lock");
     let lock = std::fs::OpenOptions::new()
         .create(true)
@@ -180,6 +172,14 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
             "another skillc build is running in this project ({} is locked); wait for it to finish",
             lock_path.display()
         );
+    }
+    let (key, key_source) = keys::signing_key(
+        args.key.as_deref(),
+        &root.join(&cfg.signing_key),
+        cfg.signing_key == crate::config::Config::default().signing_key,
+    )?;
+    if let KeySource::Created(p) = &key_source {
+        out.note(&format!("note: created a development signing key at {} (mode 0600, ignored by git); use `skillc keygen` or {} for releases", p.display(), keys::KEY_ENV));
     }
     let build_id = format!("{:016x}", {
         let mut b = [0u8; 8];
@@ -282,13 +282,13 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
                         &rules::SK057,
                         file,
                         Span::at(Pos::START),
-                        format!("skill name `{n}` is not ASCII `[a-z0-9-]`"),
+                        format!("skill name `{n}` cannot name catalog folders and executors"),
                     )
-                    .help("catalog names become paths and executor names; rename the skill (and its folder)"),
+                    .help("catalog names must be ASCII `[a-z0-9-]` words and not a Windows device name (`con`, `nul`, `com1`…); rename the skill and its folder"),
                 );
                 r.rejected = Some((
                     &rules::SK057,
-                    format!("SK057: skill name `{n}` is not ASCII `[a-z0-9-]`"),
+                    format!("SK057: skill name `{n}` cannot name catalog folders and executors"),
                 ));
             }
             Some(n) => by_name.entry(n).or_default().push(i),
@@ -422,49 +422,22 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
         });
     }
 
-    // What changed (report and catalog aside).
-    let ignore = [emit::REPORT, emit::CATALOG, emit::CATALOG_SIG];
-    let changes0 = write::changes(&out_dir, &tree, &ignore)?;
-    let touched: BTreeSet<String> = changes0
-        .written
-        .iter()
-        .chain(&changes0.removed)
-        .filter_map(|p| {
-            p.strip_prefix("executors/")
-                .map(|x| x.split('/').take(2).collect::<Vec<_>>().join("/"))
-        })
-        .collect();
-    let report_for = |changed: usize| {
-        report_json(
-            &results,
-            &verdict_of,
-            vocab_input_sha(&vtext),
-            &vpath,
-            &skip,
-            sde.is_some(),
-            changed,
-        )
-    };
-    let report_fp = sha256(report_for(0).as_bytes());
-    let have_catalog = [emit::REPORT, emit::CATALOG, emit::CATALOG_SIG]
-        .iter()
-        .all(|f| out_dir.join(f).is_file());
-    let totals = Totals::of(&results, &verdict_of);
-    if changes0.is_empty() && have_catalog && state.report == report_fp {
-        audit.push(audit_line(
-            &wall,
-            &build_id,
-            "build.finished",
-            json!({"changed": 0, "written": 0, "summary": totals.json()}),
-        ));
-        write::append_lines(&state_dir.join("audit.jsonl"), &audit)?;
-        return finish(args, out, &totals, 0, 0, &out_dir, started, &results, None);
-    }
-    let report = report_for(touched.len());
+    // The report and the catalog, which vouches for everything else.
+    let report = report_json(
+        &results,
+        &verdict_of,
+        vocab_input_sha(&vtext),
+        &vpath,
+        &skip,
+        sde.is_some(),
+    );
     tree.add(emit::REPORT, report.clone(), false);
     let mut files_vouched = BTreeMap::new();
-    files_vouched.insert(emit::REPORT.to_owned(), sha256(report.as_bytes()));
-    files_vouched.insert(emit::ROUTING.to_owned(), sha256(emit::render_routing().as_bytes()));
+    for f in [emit::REPORT, emit::ROUTING, emit::PUBLIC_KEY] {
+        if let Some(file) = tree.files.get(f) {
+            files_vouched.insert(f.to_owned(), sha256(&file.bytes));
+        }
+    }
     let skipped: Vec<String> = skip.iter().map(|l| l.as_str().to_owned()).collect();
     let body = |version: i64, expires: &str| {
         emit::render_catalog(
@@ -479,8 +452,9 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
             &catalog_skills,
         )
     };
-    let catalog_fp = sha256(body(0, "").as_bytes());
     let days = i64::from(cfg.expires_days) * 86_400;
+    // The version and expiry are kept while nothing the catalog says (nor its lifetime) changes.
+    let catalog_fp = sha256(format!("{}\n{days}", body(0, "")).as_bytes());
     let (version, expires) = match (sde, &state.catalog) {
         (Some(t), _) => (t, rfc3339(t + days)),
         (None, Some(c)) if c.fingerprint == catalog_fp => (c.version, c.expires.clone()),
@@ -502,8 +476,26 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
         key.sign(catalog.as_bytes(), &emit::catalog_trusted_comment(version, &expires)),
         false,
     );
-    let changes = write::changes(&out_dir, &tree, &[])?;
+
+    // Write what differs; a build that changes nothing writes nothing.
+    let changes = write::changes(&out_dir, &tree, state.outputs.as_ref())?;
     write::apply(&out_dir, &tree, &changes)?;
+    for f in &changes.foreign {
+        out.note(&format!(
+            "warning: {} is not part of the catalog; skillc leaves it alone, but `skillc verify` refuses the folder until it is removed",
+            out_dir.join(f).display()
+        ));
+    }
+    let touched: BTreeSet<String> = changes
+        .written
+        .iter()
+        .chain(&changes.removed)
+        .filter_map(|p| {
+            p.strip_prefix("executors/")
+                .map(|x| x.split('/').take(2).collect::<Vec<_>>().join("/"))
+        })
+        .collect();
+    let totals = Totals::of(&results, &verdict_of);
 
     // State and audit.
     let new_state = State {
@@ -531,13 +523,15 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
             version,
             expires: expires.clone(),
         }),
-        report: report_fp,
+        outputs: Some(tree.files.keys().cloned().collect()),
     };
-    write::write_atomic(
-        &state_path,
-        serde_json::to_string_pretty(&new_state)?.as_bytes(),
-        Some(0o644),
-    )?;
+    if !changes.is_empty() || state.outputs.is_none() {
+        write::write_atomic(
+            &state_path,
+            serde_json::to_string_pretty(&new_state)?.as_bytes(),
+            Some(0o644),
+        )?;
+    }
     for r in &results {
         if let Some((rule, reason)) = &r.rejected {
             audit.push(audit_line(
@@ -575,18 +569,19 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
         &out_dir,
         started,
         &results,
-        Some(&report),
+        &report,
     )
 }
 
-/// `SOURCE_DATE_EPOCH`, validated: a non-negative number of seconds before year 10000.
+/// `SOURCE_DATE_EPOCH`, validated: a non-negative number of seconds before year 9000.
 fn source_date_epoch() -> anyhow::Result<Option<i64>> {
     let Some(raw) = std::env::var_os("SOURCE_DATE_EPOCH") else {
         return Ok(None);
     };
     let text = raw.to_string_lossy();
     match text.trim().parse::<i64>() {
-        Ok(t) if (0..=253_402_300_799).contains(&t) => Ok(Some(t)),
+        // Before 9000-01-01, so that the expiry (at most 100 years later) stays a valid date.
+        Ok(t) if (0..=221_845_392_000).contains(&t) => Ok(Some(t)),
         _ => anyhow::bail!(
             "SOURCE_DATE_EPOCH must be a Unix time in seconds (a non-negative integer), not `{text}`; unset it to use the clock"
         ),
@@ -674,7 +669,6 @@ fn report_json(
     vocab_path: &str,
     skip: &[Level],
     reproducible: bool,
-    changed: usize,
 ) -> String {
     let totals = Totals::of(results, verdicts);
     let mut levels = serde_json::Map::new();
@@ -734,7 +728,7 @@ fn report_json(
         "reproducible": reproducible,
         "inputs": {"skills": results.len(), "vocabulary": vocab_path, "vocabulary_sha256": vocab_sha},
         "summary": {"skills": totals.skills, "skills_rejected": totals.skills_rejected, "plans": totals.plans,
-                    "admitted": totals.admitted, "rejected": totals.rejected, "changed": changed},
+                    "admitted": totals.admitted, "rejected": totals.rejected},
         "admission": {"levels": levels, "skipped": skip.iter().map(|l| l.as_str()).collect::<Vec<_>>()},
         "skills": skills,
     });
@@ -754,14 +748,10 @@ fn finish(
     out_dir: &Path,
     started: Instant,
     results: &[SkillResult],
-    report: Option<&str>,
+    report: &str,
 ) -> anyhow::Result<Status> {
     if args.format == ReportFormat::Json {
-        let text = match report {
-            Some(r) => r.to_owned(),
-            None => std::fs::read_to_string(out_dir.join(emit::REPORT)).unwrap_or_default(),
-        };
-        out.write(&text)?;
+        out.write(report)?;
     } else {
         let rejected: Vec<&SkillResult> = results.iter().filter(|r| r.rejected.is_some()).collect();
         if !args.quiet {

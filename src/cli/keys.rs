@@ -76,6 +76,11 @@ pub(crate) fn keygen(args: &KeygenArgs, out: &mut Printer) -> anyhow::Result<Sta
         .output
         .clone()
         .unwrap_or_else(|| project.root.join(&project.config.signing_key));
+    anyhow::ensure!(
+        public_path(&path) != path,
+        "{} is where the public key goes; name the secret key differently (e.g. `signing.key`)",
+        path.display()
+    );
     for existing in [path.clone(), public_path(&path)] {
         anyhow::ensure!(
             args.force || !existing.exists(),
@@ -117,14 +122,22 @@ pub(crate) fn signing_key(
     if let Some(p) = flag {
         return Ok((read(p)?, KeySource::Existing));
     }
-    if let Ok(v) = std::env::var(KEY_ENV)
-        && !v.trim().is_empty()
-    {
-        if v.contains('\n') || v.trim_start().starts_with("untrusted comment:") {
-            let key = SecretKey::from_file(&v).with_context(|| format!("the key in {KEY_ENV}"))?;
-            return Ok((key, KeySource::Existing));
+    if let Some(raw) = std::env::var_os(KEY_ENV) {
+        // Set but empty is a mistake (a CI secret that did not expand), never "no key".
+        let v = raw.to_string_lossy().into_owned();
+        anyhow::ensure!(
+            !v.trim().is_empty(),
+            "{KEY_ENV} is set but empty; unset it to use the configured key"
+        );
+        let path = Path::new(v.trim());
+        if !v.contains('\n') && path.is_file() {
+            return Ok((read(path)?, KeySource::Existing));
         }
-        return Ok((read(Path::new(v.trim()))?, KeySource::Existing));
+        // The key itself (a whole key file, or just its base64 line). Never echo the value.
+        let key = SecretKey::from_file(&v).map_err(|e| {
+            anyhow::anyhow!("{KEY_ENV} holds neither the path of a key file nor a minisign secret key ({e})")
+        })?;
+        return Ok((key, KeySource::Existing));
     }
     if configured.exists() {
         return Ok((read(configured)?, KeySource::Existing));

@@ -182,6 +182,7 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
                 project::vocabulary_source(&project, None)?.1
             };
             out.write(&text)?;
+            out.flush()?;
             Ok(Status::Success)
         }
     })
@@ -192,6 +193,7 @@ fn explain(code: Option<&str>, out: &mut Printer) -> anyhow::Result<Status> {
         Some(code) => match crate::rules::find(code) {
             Some(rule) => {
                 out.line(rule.explanation.trim_end())?;
+                out.flush()?;
                 Ok(Status::Success)
             }
             None => {
@@ -202,6 +204,7 @@ fn explain(code: Option<&str>, out: &mut Printer) -> anyhow::Result<Status> {
             for r in crate::rules::ALL {
                 out.line(&format!("{}  {:<28} {:<8} {}", r.code, r.name, r.severity, r.summary))?;
             }
+            out.flush()?;
             Ok(Status::Success)
         }
     }

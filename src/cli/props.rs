@@ -61,7 +61,7 @@ fn resolve(path: &Path) -> anyhow::Result<Result<Target, Diagnostic>> {
     Ok(Ok(Target { dir, skill_md, display }))
 }
 
-fn analyze(t: &Target) -> anyhow::Result<Result<(Analysis, String), Diagnostic>> {
+fn analyze(t: &Target) -> anyhow::Result<Result<(Analysis, Option<String>), Diagnostic>> {
     let limit = Limits::default().skill_md_bytes;
     let contents = load::read_file(&t.skill_md, &t.dir, limit, true);
     let bytes = match contents {
@@ -100,7 +100,8 @@ fn analyze(t: &Target) -> anyhow::Result<Result<(Analysis, String), Diagnostic>>
             mode: Mode::Default,
         },
     );
-    Ok(Ok((analysis, String::from_utf8_lossy(&bytes).into_owned())))
+    // Snippets need the exact text: a file that is not UTF-8 is reported without one.
+    Ok(Ok((analysis, std::str::from_utf8(&bytes).ok().map(str::to_owned))))
 }
 
 /// The properties object, in the reference's key order. Scalars are strings, as read.
@@ -161,11 +162,9 @@ fn read(path: &Path, color: bool) -> anyhow::Result<Result<(Target, Properties),
         .iter()
         .filter(|d| d.severity == Severity::Error)
         .collect();
+    let source = text.as_deref().map(diag::SourceText::new);
     for d in &fatal {
-        eprintln!(
-            "{}\n",
-            diag::render_human(d, Some(&diag::SourceText::new(&text)), options)
-        );
+        eprintln!("{}\n", diag::render_human(d, source.as_ref(), options));
     }
     if fatal.is_empty() {
         eprintln!(
@@ -180,6 +179,7 @@ pub(crate) fn read_properties(path: &Path, out: &mut Printer) -> anyhow::Result<
     match read(path, out.color)? {
         Ok((_, props)) => {
             out.line(&serde_json::to_string_pretty(&props)?)?;
+            out.flush()?;
             Ok(Status::Success)
         }
         Err(status) => Ok(status),
@@ -196,6 +196,8 @@ fn escape(s: &str) -> String {
             '>' => o.push_str("&gt;"),
             '"' => o.push_str("&quot;"),
             '\'' => o.push_str("&#x27;"),
+            // XML 1.0 allows no C0 control but tab and line breaks.
+            c if c.is_control() && !matches!(c, '\t' | '\n' | '\r') => o.push('\u{FFFD}'),
             c => o.push(c),
         }
     }
@@ -227,5 +229,6 @@ pub(crate) fn to_prompt(paths: &[PathBuf], out: &mut Printer) -> anyhow::Result<
     }
     lines.push("</available_skills>".into());
     out.line(&lines.join("\n"))?;
+    out.flush()?;
     Ok(Status::Success)
 }

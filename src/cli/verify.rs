@@ -9,7 +9,7 @@ use serde_json::json;
 use super::{Printer, ReportFormat, Status};
 use crate::emit::{self, write};
 use crate::sign::PublicKey;
-use crate::verify::{self, Options};
+use crate::verify::{self, Entry, Options};
 
 /// Arguments of `skillc verify`.
 #[derive(Debug, clap::Args)]
@@ -43,11 +43,27 @@ fn default_state() -> PathBuf {
     base.join("skillc").join("verify-state.json")
 }
 
-fn read_tree(dir: &Path) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
+/// Files larger than this are not read: nothing skillc writes comes close.
+const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// Reads the folder without following links or reading anything that is not a regular file.
+fn read_tree(dir: &Path) -> anyhow::Result<BTreeMap<String, Entry>> {
     let mut files = BTreeMap::new();
-    for rel in write::list_files(dir).with_context(|| format!("listing {}", dir.display()))? {
-        let bytes = std::fs::read(dir.join(&rel)).with_context(|| format!("reading {}/{rel}", dir.display()))?;
-        files.insert(rel, bytes);
+    for listed in write::list_files(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let meta =
+            std::fs::symlink_metadata(&listed.full).with_context(|| format!("reading {}", listed.full.display()))?;
+        let entry = if !listed.utf8 {
+            Entry::Irregular("a file name that is not UTF-8".into())
+        } else if listed.symlink {
+            Entry::Irregular("a symbolic link".into())
+        } else if !meta.is_file() {
+            Entry::Irregular("not a regular file".into())
+        } else if meta.len() > MAX_FILE_BYTES {
+            Entry::Irregular(format!("{} bytes, larger than anything skillc writes", meta.len()))
+        } else {
+            Entry::Bytes(std::fs::read(&listed.full).with_context(|| format!("reading {}", listed.full.display()))?)
+        };
+        files.insert(listed.path, entry);
     }
     Ok(files)
 }
@@ -74,10 +90,16 @@ pub(crate) fn run(args: &VerifyArgs, out: &mut Printer) -> anyhow::Result<Status
     );
     let key = PublicKey::from_file(&key_text).with_context(|| format!("public key {}", key_path.display()))?;
     let state_path = args.state.clone().unwrap_or_else(default_state);
-    let mut state: BTreeMap<String, i64> = std::fs::read(&state_path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
+    // A damaged state must not silently switch rollback protection off.
+    let mut state: BTreeMap<String, i64> = match std::fs::read(&state_path) {
+        Err(_) => BTreeMap::new(),
+        Ok(b) => serde_json::from_slice(&b).with_context(|| {
+            format!(
+                "{} is damaged; refusing to verify without rollback protection (repair or remove it)",
+                state_path.display()
+            )
+        })?,
+    };
     let opts = Options {
         now: jiff::Timestamp::now().as_second(),
         accepted: state.get(&key.key_id_hex()).copied(),

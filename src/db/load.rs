@@ -46,6 +46,8 @@ pub struct FoundSkill {
     pub skill_md: Option<String>,
     /// Support files: path relative to the folder (`/`-separated) and path on disk.
     pub files: Vec<(String, PathBuf)>,
+    /// Entries under the folder that could not be listed, with the error.
+    pub unreadable: Vec<(String, String)>,
 }
 
 /// What a search found.
@@ -149,6 +151,9 @@ pub fn discover(base: &Path, paths: &[PathBuf], exclude: &[PathBuf]) -> Result<D
 /// from its files but not reported).
 fn walk(root: &Path, display: &str, excluded: &[PathBuf], only_root: bool) -> Result<Vec<FoundSkill>, LoadError> {
     let mut files: Vec<PathBuf> = Vec::new();
+    // Entries that could not be listed (a folder without permission, a path too long): they
+    // become errors of the skill that holds them, and the rest of the run goes on.
+    let mut unreadable: Vec<(PathBuf, String)> = Vec::new();
     let mut skill_dirs: BTreeMap<PathBuf, String> = BTreeMap::new();
     let walker = walkdir::WalkDir::new(root)
         .follow_links(false)
@@ -165,10 +170,22 @@ fn walk(root: &Path, display: &str, excluded: &[PathBuf], only_root: bool) -> Re
             !(excluded.iter().any(|x| e.path().canonicalize().is_ok_and(|c| &c == x)))
         });
     for entry in walker {
-        let entry = entry.map_err(|e| LoadError::Io {
-            path: e.path().map(display_of).unwrap_or_else(|| display.to_owned()),
-            message: e.io_error().map(|io| io.to_string()).unwrap_or_else(|| e.to_string()),
-        })?;
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                let message = e.io_error().map(|io| io.to_string()).unwrap_or_else(|| e.to_string());
+                match e.path() {
+                    Some(p) if e.depth() > 0 => unreadable.push((p.to_path_buf(), message)),
+                    _ => {
+                        return Err(LoadError::Io {
+                            path: display.to_owned(),
+                            message,
+                        });
+                    }
+                }
+                continue;
+            }
+        };
         if entry.file_type().is_dir() {
             continue;
         }
@@ -209,6 +226,7 @@ fn walk(root: &Path, display: &str, excluded: &[PathBuf], only_root: bool) -> Re
                     display: disp,
                     skill_md: (!md.is_empty()).then(|| md.clone()),
                     files: Vec::new(),
+                    unreadable: Vec::new(),
                 },
             )
         })
@@ -228,6 +246,17 @@ fn walk(root: &Path, display: &str, excluded: &[PathBuf], only_root: bool) -> Re
         }
         if !only_root || owner == root {
             skill.files.push((rel, file));
+        }
+    }
+    for (path, message) in unreadable {
+        let owner = path
+            .ancestors()
+            .skip(1)
+            .find(|a| skills.contains_key(*a))
+            .map(Path::to_path_buf);
+        if let Some(skill) = owner.as_ref().and_then(|o| skills.get_mut(o)) {
+            let rel = display_of(path.strip_prefix(&skill.dir).unwrap_or(&path));
+            skill.unreadable.push((rel, message));
         }
     }
     Ok(skills.into_values().collect())
@@ -267,8 +296,19 @@ pub fn read_file(path: &Path, skill_dir: &Path, limit: u64, read_contents: bool)
             return Contents::SymlinkEscape { target };
         }
     }
+    if path.file_name().is_some_and(|n| n.to_str().is_none()) {
+        return Contents::Unreadable {
+            error: "its name is not valid UTF-8".into(),
+        };
+    }
     let size = match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => return Contents::Unread { size: 0 },
+        // FIFOs, sockets and devices could block or never end: never read them.
+        Ok(m) if !m.is_file() => {
+            return Contents::Unreadable {
+                error: "not a regular file".into(),
+            };
+        }
         Ok(m) => m.len(),
         Err(e) => return Contents::Unreadable { error: e.to_string() },
     };
@@ -276,7 +316,11 @@ pub fn read_file(path: &Path, skill_dir: &Path, limit: u64, read_contents: bool)
         return Contents::TooLarge { size };
     }
     if !read_contents {
-        return Contents::Unread { size };
+        // `check` needs no contents, but should agree with `build` on what can be read.
+        return match std::fs::File::open(path) {
+            Ok(_) => Contents::Unread { size },
+            Err(e) => Contents::Unreadable { error: e.to_string() },
+        };
     }
     match std::fs::read(path) {
         Ok(b) => Contents::Bytes(Arc::from(b)),
@@ -296,7 +340,7 @@ pub fn read(found: Vec<FoundSkill>, limits: Limits, read_support: bool) -> Vec<R
                 .map(|name| read_file(&f.dir.join(name), &f.dir, limits.skill_md_bytes, true));
             // Over the file-count limit the skill is rejected anyway: do not read its files.
             let read_contents = read_support && f.files.len() < limits.files_per_skill;
-            let files = f
+            let mut files: Vec<(String, Contents)> = f
                 .files
                 .iter()
                 .map(|(rel, p)| {
@@ -306,6 +350,12 @@ pub fn read(found: Vec<FoundSkill>, limits: Limits, read_support: bool) -> Vec<R
                     )
                 })
                 .collect();
+            files.extend(
+                f.unreadable
+                    .iter()
+                    .map(|(rel, e)| (rel.clone(), Contents::Unreadable { error: e.clone() })),
+            );
+            files.sort_by(|a, b| a.0.cmp(&b.0));
             ReadSkill {
                 found: f,
                 skill_md,

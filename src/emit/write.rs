@@ -4,44 +4,50 @@ use std::collections::BTreeSet;
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 
-use super::{CATALOG, OutTree, REPORT};
+use rayon::prelude::*;
+
+use super::{CATALOG, CATALOG_SIG, OutTree, REPORT};
 
 /// Failures while emitting.
 #[derive(Debug, thiserror::Error)]
 pub enum EmitError {
     /// The output folder holds files skillc did not write; refusing protects the user's data.
     #[error(
-        "{0} is not empty and holds no catalog.toml: refusing to write a catalog there (choose another --out, or empty it)"
+        "{0} is not empty and is not a skillc catalog (no catalog.toml and catalog.toml.sig): refusing to write there (choose another --out, or empty it)"
     )]
     NotOwned(String),
-    /// The output folder would contain the project or a skills root.
-    #[error("the output folder {0} contains the project or its skills; choose a separate --out")]
-    Overlaps(String),
-    /// An IO failure.
-    #[error("{path}: {source}")]
+    /// The output folder would contain the project or a skills root, or lie inside one.
+    #[error("the output folder {0} overlaps {1}; choose a separate --out")]
+    Overlaps(String, String),
+    /// A symbolic link inside the output folder: writing through it could reach any file.
+    #[error("{0} is a symbolic link inside the output folder; skillc never writes through links: remove it")]
+    Symlink(String),
+    /// An IO failure (the message already includes the OS error).
+    #[error("{path}: {message}")]
     Io {
         /// The path involved.
         path: String,
         /// The error.
-        #[source]
-        source: io::Error,
+        message: String,
     },
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> EmitError + '_ {
-    move |source| EmitError::Io {
+    move |e| EmitError::Io {
         path: path.display().to_string(),
-        source,
+        message: e.to_string(),
     }
 }
 
 /// What a write would change.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Changes {
-    /// Paths written (new or different bytes).
+    /// Paths written (new or different bytes), the catalog and its signature last.
     pub written: Vec<String>,
-    /// Paths removed (no longer in the tree).
+    /// Paths removed: files skillc wrote earlier that are no longer part of the catalog.
     pub removed: Vec<String>,
+    /// Files in the folder that skillc did not write; never touched, reported.
+    pub foreign: Vec<String>,
 }
 
 impl Changes {
@@ -51,65 +57,140 @@ impl Changes {
     }
 }
 
-/// Refuses an output folder that holds the project or a skills root, or foreign files.
+/// Refuses an output folder that overlaps the project, a skills root or the state folder,
+/// or that holds files but is not a catalog.
 ///
 /// # Errors
 /// [`EmitError::Overlaps`] or [`EmitError::NotOwned`].
-pub fn guard(out: &Path, protected: &[PathBuf]) -> Result<(), EmitError> {
+pub fn guard(out: &Path, project: &Path, skill_roots: &[PathBuf], state: &Path) -> Result<(), EmitError> {
     let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-    let out_c = canon(out);
-    for p in protected {
+    // `out` may not exist yet: compare its nearest existing ancestor, then the rest.
+    let out_c = match out.parent().map(canon) {
+        Some(parent) => parent.join(out.file_name().unwrap_or_default()),
+        None => canon(out),
+    };
+    let overlap = |what: &Path| EmitError::Overlaps(out.display().to_string(), what.display().to_string());
+    for p in std::iter::once(project).chain(skill_roots.iter().map(PathBuf::as_path)) {
         if canon(p).starts_with(&out_c) {
-            return Err(EmitError::Overlaps(out.display().to_string()));
+            return Err(overlap(p));
+        }
+    }
+    for inside in skill_roots.iter().map(PathBuf::as_path).chain(std::iter::once(state)) {
+        if out_c.starts_with(canon(inside)) {
+            return Err(overlap(inside));
         }
     }
     if out.is_dir() {
         let mut entries = std::fs::read_dir(out).map_err(io_err(out))?;
         let empty = entries.next().is_none();
-        if !empty && !out.join(CATALOG).is_file() && !out.join(REPORT).is_file() {
+        let catalog = out.join(CATALOG).is_file() && out.join(CATALOG_SIG).is_file();
+        if !empty && !catalog {
             return Err(EmitError::NotOwned(out.display().to_string()));
         }
     }
     Ok(())
 }
 
-/// Every file under `dir`, as `/`-separated relative paths.
-pub fn list_files(dir: &Path) -> io::Result<BTreeSet<String>> {
-    let mut out = BTreeSet::new();
+/// A file found in a folder: its `/`-separated relative path and whether it is a symbolic link
+/// (links are listed, never followed).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Listed {
+    /// Relative path.
+    pub path: String,
+    /// The entry is a symbolic link.
+    pub symlink: bool,
+    /// The entry's path on disk.
+    pub full: PathBuf,
+    /// Every component of the name is valid UTF-8 (otherwise `path` is lossy).
+    pub utf8: bool,
+}
+
+/// Every non-folder entry under `dir`, as `/`-separated relative paths (names that are not
+/// UTF-8 are shown lossily).
+pub fn list_files(dir: &Path) -> io::Result<Vec<Listed>> {
+    let mut out = Vec::new();
     if !dir.is_dir() {
         return Ok(out);
     }
-    for entry in walkdir::WalkDir::new(dir).follow_links(false) {
+    for entry in walkdir::WalkDir::new(dir).follow_links(false).sort_by_file_name() {
         let entry = entry.map_err(io::Error::other)?;
         if entry.file_type().is_dir() {
             continue;
         }
         if let Ok(rel) = entry.path().strip_prefix(dir) {
-            out.insert(rel.to_string_lossy().replace('\\', "/"));
+            let parts: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            let utf8 = rel.to_str().is_some();
+            out.push(Listed {
+                path: parts.join("/"),
+                symlink: entry.file_type().is_symlink(),
+                full: entry.path().to_path_buf(),
+                utf8,
+            });
         }
     }
     Ok(out)
 }
 
-/// Compares `tree` with `dir` (bytes and executable bit), ignoring paths in `ignore`.
-pub fn changes(dir: &Path, tree: &OutTree, ignore: &[&str]) -> Result<Changes, EmitError> {
+/// Whether a path has the shape of a file skillc writes (FORMATS.md, "out/").
+fn in_contract(path: &str) -> bool {
+    [CATALOG, CATALOG_SIG, super::PUBLIC_KEY, REPORT, super::ROUTING].contains(&path)
+        || path.starts_with("executors/")
+        || path.starts_with("skills/")
+}
+
+/// Compares `tree` with `dir` (bytes and executable bit). `written_before` lists what skillc
+/// wrote last time (from its state); only those files — or, without a record, files of the
+/// catalog's shape — are ever removed. Symbolic links in `dir` are refused.
+pub fn changes(dir: &Path, tree: &OutTree, written_before: Option<&BTreeSet<String>>) -> Result<Changes, EmitError> {
     let existing = list_files(dir).map_err(io_err(dir))?;
+    if let Some(link) = existing.iter().find(|l| l.symlink) {
+        return Err(EmitError::Symlink(dir.join(&link.path).display().to_string()));
+    }
+    let existing: BTreeSet<String> = existing.into_iter().map(|l| l.path).collect();
+    let same: Vec<bool> = tree
+        .files
+        .par_iter()
+        .map(|(path, file)| {
+            let full = dir.join(path);
+            existing.contains(path)
+                && std::fs::metadata(&full).is_ok_and(|m| m.len() == file.bytes.len() as u64)
+                && std::fs::read(&full).is_ok_and(|b| b == file.bytes)
+                && executable(&full) == file.executable
+        })
+        .collect();
     let mut c = Changes::default();
-    for (path, file) in &tree.files {
-        if ignore.contains(&path.as_str()) {
-            continue;
-        }
-        let full = dir.join(path);
-        let same = existing.contains(path)
-            && std::fs::read(&full).is_ok_and(|b| b == file.bytes)
-            && executable(&full) == file.executable;
-        if !same {
+    let last = [CATALOG_SIG, CATALOG];
+    for ((path, _), same) in tree.files.iter().zip(same) {
+        if !same && !last.contains(&path.as_str()) {
             c.written.push(path.clone());
         }
     }
+    // The catalog is written last, so that a reader never sees a new catalog whose files are
+    // not there yet.
+    for path in last {
+        if tree.files.contains_key(path) && !c.written.iter().any(|p| p == path) {
+            let full = dir.join(path);
+            let same = std::fs::read(&full).is_ok_and(|b| Some(&b) == tree.files.get(path).map(|f| &f.bytes));
+            if !same {
+                c.written.push(path.to_owned());
+            }
+        }
+    }
     for path in existing {
-        if !tree.files.contains_key(&path) && !ignore.contains(&path.as_str()) {
+        if tree.files.contains_key(&path) {
+            continue;
+        }
+        let ours = match written_before {
+            Some(before) => before.contains(&path),
+            None => in_contract(&path),
+        };
+        if ours {
             c.removed.push(path);
+        } else {
+            c.foreign.push(path);
         }
     }
     Ok(c)
@@ -138,7 +219,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<(), 
         .tempfile_in(dir)
         .map_err(io_err(dir))?;
     tmp.write_all(bytes).map_err(io_err(path))?;
-    tmp.as_file().sync_all().map_err(io_err(path))?;
     #[cfg(unix)]
     if let Some(m) = mode {
         use std::os::unix::fs::PermissionsExt;
@@ -148,7 +228,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<(), 
     let _ = mode;
     tmp.persist(path).map_err(|e| EmitError::Io {
         path: path.display().to_string(),
-        source: e.error,
+        message: e.error.to_string(),
     })?;
     Ok(())
 }
@@ -210,24 +290,62 @@ mod tests {
         let mut tree = OutTree::default();
         tree.add("catalog.toml", "a", false);
         tree.add("executors/s/x/x.py", "print()", true);
-        let c = changes(dir.path(), &tree, &[]).expect("changes");
-        assert_eq!(c.written.len(), 2);
+        let c = changes(dir.path(), &tree, None).expect("changes");
+        assert_eq!(
+            c.written,
+            vec!["executors/s/x/x.py".to_owned(), "catalog.toml".to_owned()],
+            "catalog last"
+        );
         apply(dir.path(), &tree, &c).expect("apply");
-        assert!(changes(dir.path(), &tree, &[]).expect("changes").is_empty());
+        assert!(changes(dir.path(), &tree, None).expect("changes").is_empty());
+        std::fs::write(dir.path().join("README.md"), "mine").expect("write");
         let mut smaller = OutTree::default();
         smaller.add("catalog.toml", "a", false);
-        let c = changes(dir.path(), &smaller, &[]).expect("changes");
+        let c = changes(dir.path(), &smaller, None).expect("changes");
         assert_eq!(c.removed, vec!["executors/s/x/x.py".to_owned()]);
+        assert_eq!(
+            c.foreign,
+            vec!["README.md".to_owned()],
+            "files skillc did not write are kept"
+        );
         apply(dir.path(), &smaller, &c).expect("apply");
         assert!(!dir.path().join("executors").exists(), "empty folders are removed");
+        assert!(dir.path().join("README.md").exists());
+    }
+
+    #[test]
+    fn refuses_symbolic_links_in_the_output() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let victim = tempfile::tempdir().expect("tempdir");
+        std::os::unix::fs::symlink(victim.path(), dir.path().join("skills")).expect("symlink");
+        let mut tree = OutTree::default();
+        tree.add("skills/a/SKILL.md", "x", false);
+        assert!(matches!(changes(dir.path(), &tree, None), Err(EmitError::Symlink(_))));
     }
 
     #[test]
     fn refuses_foreign_folders() {
         let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::write(dir.path().join("notes.txt"), "mine").expect("write");
-        assert!(matches!(guard(dir.path(), &[]), Err(EmitError::NotOwned(_))));
-        let project = dir.path().join("project");
-        assert!(matches!(guard(dir.path(), &[project]), Err(EmitError::Overlaps(_))));
+        let out = dir.path().join("out");
+        std::fs::create_dir(&out).expect("mkdir");
+        std::fs::write(out.join("report.json"), "{}").expect("write");
+        let (project, state) = (dir.path().join("p"), dir.path().join("p/.skillc"));
+        assert!(
+            matches!(guard(&out, &project, &[], &state), Err(EmitError::NotOwned(_))),
+            "a report alone is not a catalog"
+        );
+        assert!(matches!(
+            guard(dir.path(), &project, &[], &state),
+            Err(EmitError::Overlaps(..))
+        ));
+        let skills = dir.path().join("skills");
+        assert!(matches!(
+            guard(&skills.join("a/dist"), &project, &[skills], &state),
+            Err(EmitError::Overlaps(..))
+        ));
+        assert!(matches!(
+            guard(&state.join("x"), &project, &[], &state),
+            Err(EmitError::Overlaps(..))
+        ));
     }
 }

@@ -449,7 +449,18 @@ impl<'a> Extractor<'a> {
         if w.is_empty() || w.ends_with('/') {
             return None;
         }
-        let w = w.strip_prefix("./").unwrap_or(w);
+        // Normalize `./` and `//`; a path going up (`..`) never names this skill's file.
+        let parts: Vec<&str> = w.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+        if parts.contains(&"..") {
+            return None;
+        }
+        let joined = parts.join("/");
+        let w = if w.starts_with('/') {
+            format!("/{joined}")
+        } else {
+            joined
+        };
+        let w = w.as_str();
         let mut best: Option<&String> = None;
         for f in self.files {
             if !is_runnable(f) {

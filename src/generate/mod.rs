@@ -215,10 +215,14 @@ fn wrapper(name: &str, description: &str, contract: &serde_json::Value) -> Strin
         let _ = writeln!(literal, "    \"{escaped}\\n\"");
     }
     literal.push(')');
-    let first_line = description
+    // The docstring is Python source: no control characters, no closing quotes, no escapes.
+    let first_line: String = description
         .lines()
         .next()
         .unwrap_or_default()
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect::<String>()
         .replace("\"\"\"", "'''")
         .replace('\\', "\\\\");
     WRAPPER_TEMPLATE

@@ -133,9 +133,25 @@ def command_line(args):
         if spec["type"] == "boolean":
             if value:
                 argv.append(spec["flag"])
+        elif text(value).startswith("-") and text(value) != "-" and spec["flag"].startswith("--"):
+            # `--flag=value` keeps a value that starts with `-` from being read as an option.
+            argv.append(spec["flag"] + "=" + text(value))
         else:
             argv.extend([spec["flag"], text(value)])
     return argv
+
+
+def option_like(args):
+    """A value that the command would read as an option: refused, never passed on."""
+    for spec in CONTRACT["args"]:
+        value = args.get(spec["name"])
+        if spec["type"] in ("integer", "number", "boolean") or value is None:
+            continue
+        shown = text(value)
+        short_flag = spec["flag"] is not None and not spec["flag"].startswith("--")
+        if shown.startswith("-") and shown != "-" and (spec["position"] is not None or short_flag):
+            return "argument `%s` must not start with `-` (it would be read as an option)" % spec["name"]
+    return None
 
 
 def main(argv):
@@ -149,7 +165,7 @@ def main(argv):
         args = json.loads(raw) if raw.strip() else {}
     except ValueError as e:
         return emit({"ok": False, "error": "arguments are not valid JSON: %s" % e}, 2)
-    problem = validate(args)
+    problem = validate(args) or option_like(args)
     if problem:
         return emit({"ok": False, "error": problem}, 2)
     cred = missing_credential()

@@ -267,7 +267,10 @@ pub fn analyze(src: &Source<'_>, node: &Node, diags: &mut Vec<Diagnostic>) -> Ga
                         &rules::SK050,
                         src.file,
                         src.span(e.value.span.clone()),
-                        format!("unknown security tier `{}`", e.value.as_str().unwrap_or("…")),
+                        match e.value.as_str() {
+                            Some(t) => format!("unknown security tier `{t}`"),
+                            None => format!("`security_tier` must be a string, found {}", e.value.describe()),
+                        },
                     )
                     .help("use `verified`, `community` or `experimental` (the default)"),
                 ),
@@ -400,6 +403,10 @@ fn analyze_tools(src: &Source<'_>, node: &Node, diags: &mut Vec<Diagnostic>) -> 
                 )
                 .help("use lowercase letters, digits and `_`"),
             );
+            continue;
+        }
+        if tools.iter().any(|t: &GaiaTool| t.name == name) {
+            diags.push(bad(format!("tool `{name}` is declared twice"), &item.span).help("give each tool its own name"));
             continue;
         }
         let mut tool = GaiaTool {

@@ -365,10 +365,11 @@ impl Validator<'_, '_> {
                     &span,
                     format!("skill name `{name}` does not match its folder `{}`", self.ctx.dir_name),
                 )
-                .help(if name_is_valid(&name) {
-                    format!("rename the folder to `{name}` or set `name: {dir}`")
-                } else {
-                    format!("set `name: {dir}` if that is the skill's name")
+                .help(match (name_is_valid(&name), name_is_valid(&dir)) {
+                    (true, true) => format!("rename the folder to `{name}` or set `name: {dir}`"),
+                    (true, false) => format!("rename the folder to `{name}`"),
+                    (false, true) => format!("set `name: {dir}` if that is the skill's name"),
+                    (false, false) => "choose a valid name and use it for both the folder and `name`".to_owned(),
                 });
             self.push(d);
         }

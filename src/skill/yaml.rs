@@ -618,7 +618,10 @@ fn push_node(src: &Source<'_>, diags: &mut Vec<Diagnostic>, stack: &mut [Frame],
                             )
                             .help("use plain text keys"),
                         );
-                        String::new()
+                        // Reported once; the entry is dropped, so nothing else complains of it.
+                        *key = Some((String::new(), node.span));
+                        *skip_value = true;
+                        return;
                     }
                 };
                 *skip_value = false;
