@@ -355,7 +355,8 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
                 .map(move |(j, _)| (*i, j))
         })
         .collect();
-    let generated: Vec<(usize, generate::Executor, String)> = jobs
+    // Each executor is generated once, stamped, and its manifest signed, in parallel.
+    let generated: Vec<(usize, generate::Executor, String, String)> = jobs
         .par_iter()
         .filter_map(|&(i, j)| {
             let r = &results[i];
@@ -370,14 +371,16 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
                 skipped: skip.clone(),
                 imported_at: String::new(),
             };
-            let draft = generate::executor(plan, name, info, vocab, &stamp);
-            let fingerprint = sha256(draft.manifest.as_bytes());
-            stamp.imported_at = match (sde, state.executors.get(&draft.name)) {
+            let mut exec = generate::executor(plan, name, info, vocab, &stamp);
+            let fingerprint = sha256(exec.manifest.as_bytes());
+            stamp.imported_at = match (sde, state.executors.get(&exec.name)) {
                 (Some(t), _) => rfc3339(t),
                 (None, Some(s)) if s.fingerprint == fingerprint => s.imported_at.clone(),
                 (None, _) => rfc3339(now),
             };
-            Some((i, generate::executor(plan, name, info, vocab, &stamp), fingerprint))
+            exec.restamp(plan, name, info, &stamp);
+            let sig = key.sign(exec.manifest.as_bytes(), &emit::manifest_trusted_comment(&exec.name));
+            Some((i, exec, fingerprint, sig))
         })
         .collect();
 
@@ -387,12 +390,11 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
     tree.add(emit::ROUTING, emit::render_routing(), false);
     let mut catalog_execs = Vec::new();
     let mut admitted_per_skill: BTreeMap<usize, usize> = BTreeMap::new();
-    for (i, e, _) in &generated {
+    for (i, e, _, sig) in &generated {
         let dir = emit::executor_dir(&e.skill, &e.name);
-        let sig = key.sign(e.manifest.as_bytes(), &emit::manifest_trusted_comment(&e.name));
         tree.add(format!("{dir}/{}.py", e.name), e.wrapper.clone(), true);
         tree.add(format!("{dir}/manifest.toml"), e.manifest.clone(), false);
-        tree.add(format!("{dir}/manifest.toml.sig"), sig, false);
+        tree.add(format!("{dir}/manifest.toml.sig"), sig.clone(), false);
         tree.add(format!("{dir}/manifest.lang_state.json"), e.lang_state.clone(), false);
         catalog_execs.push(CatalogExecutor {
             name: e.name.clone(),
@@ -501,7 +503,7 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
     let new_state = State {
         executors: generated
             .iter()
-            .map(|(_, e, fp)| {
+            .map(|(_, e, fp, _)| {
                 let at = e
                     .manifest
                     .lines()

@@ -70,6 +70,18 @@ pub struct Executor {
     pub lang_state: String,
     /// `manifest.toml`.
     pub manifest: String,
+    /// The English description (the manifest's `description`).
+    description: String,
+    /// Hex SHA-256 of the wrapper and of the language state, for `[integrity]`.
+    hashes: (String, String),
+}
+
+impl Executor {
+    /// Renders the manifest again with another stamp (the wrapper and language state do not
+    /// depend on it, so they are neither rebuilt nor rehashed).
+    pub fn restamp(&mut self, plan: &Plan, name: &ExecutorName, skill: &SkillInfo, stamp: &Stamp) {
+        self.manifest = manifest(plan, name, skill, &self.description, stamp, &self.hashes);
+    }
 }
 
 /// A TOML basic string.
@@ -92,10 +104,13 @@ fn array(items: &[String]) -> String {
 
 /// Lowercase hex of bytes.
 pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    s
 }
 
 /// Hex SHA-256 of bytes.
@@ -271,13 +286,16 @@ pub fn executor(plan: &Plan, name: &ExecutorName, skill: &SkillInfo, vocab: &Voc
     let lang_state = format!("{}\n", serde_json::to_string_pretty(&lang_state).unwrap_or_default());
     let contract = contract(plan, name, skill);
     let wrapper = wrapper(&full, &en_description, &contract);
-    let manifest = manifest(plan, name, skill, &en_description, stamp, &wrapper, &lang_state);
+    let hashes = (sha256(wrapper.as_bytes()), sha256(lang_state.as_bytes()));
+    let manifest = manifest(plan, name, skill, &en_description, stamp, &hashes);
     Executor {
         name: full,
         skill: skill.name.clone(),
         wrapper,
         lang_state,
         manifest,
+        description: en_description,
+        hashes,
     }
 }
 
@@ -287,8 +305,7 @@ fn manifest(
     skill: &SkillInfo,
     description: &str,
     stamp: &Stamp,
-    wrapper: &str,
-    lang_state: &str,
+    (wrapper_sha, lang_state_sha): &(String, String),
 ) -> String {
     let sc = &plan.subcommand;
     let mut m = String::new();
@@ -347,8 +364,8 @@ fn manifest(
     let _ = writeln!(w, "skipped = {}", array(&skipped));
     let _ = writeln!(w, "\n[integrity]");
     let mut integrity: BTreeMap<String, String> = BTreeMap::new();
-    integrity.insert("wrapper".into(), format!("sha256:{}", sha256(wrapper.as_bytes())));
-    integrity.insert("lang_state".into(), format!("sha256:{}", sha256(lang_state.as_bytes())));
+    integrity.insert("wrapper".into(), format!("sha256:{wrapper_sha}"));
+    integrity.insert("lang_state".into(), format!("sha256:{lang_state_sha}"));
     for rel in executor_sources(plan) {
         if let Some(h) = skill.file_hashes.get(&rel) {
             integrity.insert(format!("skills/{}/{rel}", skill.name), format!("sha256:{h}"));
