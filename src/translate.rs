@@ -250,6 +250,14 @@ fn describe(kind: &str, word: &str, m: Match<'_>) -> String {
     }
 }
 
+/// A word that names an object other than the plan's: it only sets the context (`gmail`).
+fn context_step(word: &str, object: Match<'_>) -> Step {
+    Step {
+        word: word.to_owned(),
+        meaning: format!("{} — context only", describe("object", word, object)),
+    }
+}
+
 fn reject(rule: &'static Rule, reason: String, steps: Vec<Step>) -> (Outcome, Vec<Step>) {
     (
         Outcome::Rejected {
@@ -299,10 +307,7 @@ fn translate_words(words: &[String], context: &[String], provider: &str, vocab: 
                     meaning: describe("qualifier", t, q),
                 });
             } else if let Some(o) = vocab.object(t) {
-                steps.push(Step {
-                    word: t.clone(),
-                    meaning: format!("{} — context only", describe("object", t, o)),
-                });
+                steps.push(context_step(t, o));
             } else if let Some(a) = vocab.action(t) {
                 steps.push(Step {
                     word: t.clone(),
@@ -413,10 +418,7 @@ fn translate_words(words: &[String], context: &[String], provider: &str, vocab: 
                     meaning: describe("qualifier", t, q),
                 });
             } else if let Some(o) = vocab.object(t) {
-                steps.push(Step {
-                    word: t.clone(),
-                    meaning: format!("{} — context only", describe("object", t, o)),
-                });
+                steps.push(context_step(t, o));
             } else {
                 return reject(
                     &rules::TR006,
@@ -425,10 +427,7 @@ fn translate_words(words: &[String], context: &[String], provider: &str, vocab: 
                 );
             }
         } else if let Some(o) = vocab.object(t) {
-            steps.push(Step {
-                word: t.clone(),
-                meaning: format!("{} — context only", describe("object", t, o)),
-            });
+            steps.push(context_step(t, o));
         } else if let (Some(_), Some(a)) = (vocab.action(t), action_at) {
             return reject(
                 &rules::TR001,

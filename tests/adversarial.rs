@@ -6,24 +6,10 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Run, SKILLC};
+use common::{Run, skillc_env};
 
 fn run(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut cmd = Command::new(SKILLC);
-    cmd.args(args)
-        .current_dir(cwd)
-        .env("NO_COLOR", "1")
-        .env_remove("SKILLC_SIGNING_KEY")
-        .env_remove("SOURCE_DATE_EPOCH");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("run skillc");
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    skillc_env(cwd, args, env)
 }
 
 /// A project with one small skill (two sub-commands) and a fixed test key.

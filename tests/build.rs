@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Run, SKILLC, corpus, insta_settings, manifest_dir};
+use common::{Run, SKILLC, corpus, insta_settings, manifest_dir, skillc_env};
 
 /// A fixed test key (never a real one): deterministic signatures for snapshots.
 fn write_test_key(path: &Path) {
@@ -51,21 +51,7 @@ impl Project {
     }
 
     fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut cmd = Command::new(SKILLC);
-        cmd.args(args)
-            .current_dir(self.path())
-            .env("NO_COLOR", "1")
-            .env_remove("SKILLC_SIGNING_KEY")
-            .env_remove("SOURCE_DATE_EPOCH");
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let out = cmd.output().expect("run skillc");
-        Run {
-            code: out.status.code(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        skillc_env(self.path(), args, env)
     }
 
     fn build(&self, env: &[(&str, &str)]) -> Run {

@@ -271,6 +271,10 @@ pub fn is_synonym_word(s: &str) -> bool {
     !s.is_empty() && s.split('-').all(is_name_word)
 }
 
+fn strings(v: &[Sp<String>]) -> Vec<String> {
+    v.iter().map(|s| s.get_ref().clone()).collect()
+}
+
 struct Checker<'a> {
     src: Source<'a>,
     diags: Vec<Diagnostic>,
@@ -327,6 +331,23 @@ impl Checker<'_> {
             return;
         }
         index.insert(w.clone(), (canonical.to_owned(), word.span()));
+    }
+
+    /// Registers a canonical entry: its name and synonyms as words, its two labels.
+    fn entry(
+        &mut self,
+        kind: &str,
+        index: &mut HashMap<String, (String, Range<usize>)>,
+        labels: &mut HashMap<String, Range<usize>>,
+        name: &Sp<String>,
+        synonyms: &[Sp<String>],
+        (en, it): (&Sp<String>, &Sp<String>),
+    ) {
+        self.word(kind, index, name, name.get_ref());
+        for s in synonyms {
+            self.word(kind, index, s, name.get_ref());
+        }
+        self.labels(kind, labels, en, it);
     }
 
     fn labels(&mut self, kind: &str, seen: &mut HashMap<String, Range<usize>>, en: &Sp<String>, it: &Sp<String>) {
@@ -395,11 +416,14 @@ pub fn parse(path: &str, text: &str) -> LoadedVocabulary {
                 continue;
             }
         };
-        c.word("action", &mut index, name, name.get_ref());
-        for s in &def.synonyms {
-            c.word("action", &mut index, s, name.get_ref());
-        }
-        c.labels("action", &mut labels, &def.en, &def.it);
+        c.entry(
+            "action",
+            &mut index,
+            &mut labels,
+            name,
+            &def.synonyms,
+            (&def.en, &def.it),
+        );
         v.actions.insert(
             name.get_ref().clone(),
             Action {
@@ -407,7 +431,7 @@ pub fn parse(path: &str, text: &str) -> LoadedVocabulary {
                 class,
                 en: def.en.get_ref().clone(),
                 it: def.it.get_ref().clone(),
-                synonyms: def.synonyms.iter().map(|s| s.get_ref().clone()).collect(),
+                synonyms: strings(&def.synonyms),
             },
         );
     }
@@ -417,18 +441,21 @@ pub fn parse(path: &str, text: &str) -> LoadedVocabulary {
         if !c.name("object", name) {
             continue;
         }
-        c.word("object", &mut index, name, name.get_ref());
-        for s in &def.synonyms {
-            c.word("object", &mut index, s, name.get_ref());
-        }
-        c.labels("object", &mut labels, &def.en, &def.it);
+        c.entry(
+            "object",
+            &mut index,
+            &mut labels,
+            name,
+            &def.synonyms,
+            (&def.en, &def.it),
+        );
         v.objects.insert(
             name.get_ref().clone(),
             Object {
                 name: name.get_ref().clone(),
                 en: def.en.get_ref().clone(),
                 it: def.it.get_ref().clone(),
-                synonyms: def.synonyms.iter().map(|s| s.get_ref().clone()).collect(),
+                synonyms: strings(&def.synonyms),
             },
         );
     }
@@ -438,11 +465,14 @@ pub fn parse(path: &str, text: &str) -> LoadedVocabulary {
         if !c.name("qualifier", name) {
             continue;
         }
-        c.word("qualifier", &mut index, name, name.get_ref());
-        for s in &def.synonyms {
-            c.word("qualifier", &mut index, s, name.get_ref());
-        }
-        c.labels("qualifier", &mut labels, &def.en, &def.it);
+        c.entry(
+            "qualifier",
+            &mut index,
+            &mut labels,
+            name,
+            &def.synonyms,
+            (&def.en, &def.it),
+        );
         let mut objects = Vec::new();
         for o in &def.objects {
             if v.objects.contains_key(o.get_ref()) {
@@ -469,7 +499,7 @@ pub fn parse(path: &str, text: &str) -> LoadedVocabulary {
                 en: def.en.get_ref().clone(),
                 it: def.it.get_ref().clone(),
                 objects,
-                synonyms: def.synonyms.iter().map(|s| s.get_ref().clone()).collect(),
+                synonyms: strings(&def.synonyms),
             },
         );
     }

@@ -28,7 +28,7 @@ pub struct Run {
 }
 
 impl Run {
-    fn from_output(out: Output) -> Run {
+    pub fn from_output(out: Output) -> Run {
         Run {
             code: out.status.code(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -57,6 +57,22 @@ where
         .output()
         .unwrap_or_else(|e| panic!("cannot run {SKILLC}: {e}"));
     Run::from_output(out)
+}
+
+/// Runs `skillc ARGS` in `cwd` with `env` set, in a clean environment: no colours, no signing
+/// key and no `SOURCE_DATE_EPOCH` inherited from the caller.
+pub fn skillc_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new(SKILLC);
+    cmd.args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("SKILLC_SIGNING_KEY")
+        .env_remove("SOURCE_DATE_EPOCH");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    Run::from_output(cmd.output().unwrap_or_else(|e| panic!("cannot run {SKILLC}: {e}")))
 }
 
 /// Every diagnostic of a `check --format json` report, as `(code, severity)` pairs.
