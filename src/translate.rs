@@ -250,6 +250,17 @@ fn describe(kind: &str, word: &str, m: Match<'_>) -> String {
     }
 }
 
+/// Adds a qualifier once, and says which word gave it.
+fn add_qualifier(qualifiers: &mut Vec<String>, steps: &mut Vec<Step>, word: &str, q: Match<'_>) {
+    if !qualifiers.iter().any(|x| x == q.name()) {
+        qualifiers.push(q.name().to_owned());
+    }
+    steps.push(Step {
+        word: word.to_owned(),
+        meaning: describe("qualifier", word, q),
+    });
+}
+
 /// A word that names an object other than the plan's: it only sets the context (`gmail`).
 fn context_step(word: &str, object: Match<'_>) -> Step {
     Step {
@@ -299,13 +310,7 @@ fn translate_words(words: &[String], context: &[String], provider: &str, vocab: 
                 .qualifier(t)
                 .filter(|q| qualifies(vocab, q.name(), &rule.then_object))
             {
-                if !qualifiers.iter().any(|x| x == q.name()) {
-                    qualifiers.push(q.name().to_owned());
-                }
-                steps.push(Step {
-                    word: t.clone(),
-                    meaning: describe("qualifier", t, q),
-                });
+                add_qualifier(&mut qualifiers, &mut steps, t, q);
             } else if let Some(o) = vocab.object(t) {
                 steps.push(context_step(t, o));
             } else if let Some(a) = vocab.action(t) {
@@ -410,13 +415,7 @@ fn translate_words(words: &[String], context: &[String], provider: &str, vocab: 
             }
         } else if let Some(q) = vocab.qualifier(t) {
             if qualifies(vocab, q.name(), &object) {
-                if !qualifiers.iter().any(|x| x == q.name()) {
-                    qualifiers.push(q.name().to_owned());
-                }
-                steps.push(Step {
-                    word: t.clone(),
-                    meaning: describe("qualifier", t, q),
-                });
+                add_qualifier(&mut qualifiers, &mut steps, t, q);
             } else if let Some(o) = vocab.object(t) {
                 steps.push(context_step(t, o));
             } else {
