@@ -94,25 +94,14 @@ pub enum Command {
     /// skills (nested skills included). Without PATH, checks `skills/` when it exists, else the
     /// current folder.
     Check(CheckArgs),
-    /// Print a skill's frontmatter properties as JSON, as skillc read them.
-    ReadProperties {
-        /// A skill folder or its SKILL.md.
-        path: PathBuf,
-    },
-    /// Print the `<available_skills>` XML block that agents put in their system prompt.
-    ToPrompt {
-        /// Skill folders or SKILL.md files.
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-    },
+    /// Show each skill's sub-commands and their canonical executor names, or why not.
+    Plan(plan::PlanArgs),
     /// Build the signed catalog of executors into `out/` (the main job).
     Build(build::BuildArgs),
     /// Verify a built catalog: signatures, hashes, completeness, expiry, rollback.
     Verify(verify::VerifyArgs),
     /// Create a signing key pair (minisign format).
     Keygen(keys::KeygenArgs),
-    /// Show each skill's sub-commands and their canonical executor names, or why not.
-    Plan(plan::PlanArgs),
     /// Print the vocabulary in use (the project's `vocabulary.toml`, else the built-in one);
     /// `skillc vocabulary --default > vocabulary.toml` starts a project vocabulary.
     Vocabulary {
@@ -124,6 +113,17 @@ pub enum Command {
     Explain {
         /// The code or rule name.
         code: Option<String>,
+    },
+    /// Print a skill's frontmatter properties as JSON, as skillc read them.
+    ReadProperties {
+        /// A skill folder or its SKILL.md.
+        path: PathBuf,
+    },
+    /// Print the `<available_skills>` XML block that agents put in their system prompt.
+    ToPrompt {
+        /// Skill folders or SKILL.md files.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
     },
 }
 
