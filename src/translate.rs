@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 
 use crate::db::{Settings, SkillSource, TextInput};
-use crate::extract::{self, Arg, Program, SubCommand};
+use crate::extract::{self, Program, SubCommand};
 use crate::rules::{self, Rule};
 use crate::skill;
 use crate::vocab::{self, Match, Vocabulary};
@@ -487,16 +487,6 @@ fn qualifies(vocab: &Vocabulary, qualifier: &str, object: &str) -> bool {
         .qualifiers
         .get(qualifier)
         .is_some_and(|q| q.objects.iter().any(|o| o == object))
-}
-
-/// The arguments of a plan, for generation (re-exported for convenience).
-pub fn plan_args(plan: &Plan) -> &[Arg] {
-    &plan.subcommand.args
-}
-
-/// The program of a plan.
-pub fn plan_program(plan: &Plan) -> &Program {
-    &plan.subcommand.program
 }
 
 #[cfg(test)]

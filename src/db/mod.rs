@@ -134,31 +134,13 @@ impl ExecutionLog {
             .map(|mut v| std::mem::take(&mut *v))
             .unwrap_or_default()
     }
-
-    /// Counts executions of `query` since the last [`take`](Self::take), without clearing.
-    pub fn count(&self, query: &str) -> usize {
-        self.executed
-            .lock()
-            .map(|v| v.iter().filter(|q| q.as_str() == query).count())
-            .unwrap_or(0)
-    }
 }
 
 /// The skillc database.
 #[salsa::db]
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct Db {
     storage: salsa::Storage<Self>,
-    log: Option<Arc<ExecutionLog>>,
-}
-
-impl Default for Db {
-    fn default() -> Self {
-        Db {
-            storage: salsa::Storage::new(None),
-            log: None,
-        }
-    }
 }
 
 impl Db {
@@ -175,18 +157,7 @@ impl Db {
                 }
             }
         })));
-        (
-            Db {
-                storage,
-                log: Some(log.clone()),
-            },
-            log,
-        )
-    }
-
-    /// The execution log, when enabled.
-    pub fn execution_log(&self) -> Option<&ExecutionLog> {
-        self.log.as_deref()
+        (Db { storage }, log)
     }
 }
 

@@ -120,11 +120,6 @@ pub const SUPERSET_FIELDS: &[(&str, &str)] = &[
 /// The names under which OpenClaw metadata appears (the project was renamed several times).
 pub const OPENCLAW_NAMESPACES: &[&str] = &["openclaw", "clawdbot", "clawdis", "moltbot"];
 
-/// Namespaces under `metadata` whose value is a mapping by design.
-pub fn is_namespace(key: &str) -> bool {
-    key == "gaia" || key == "hermes" || OPENCLAW_NAMESPACES.contains(&key)
-}
-
 /// The format defining a superset key, if any.
 pub fn superset_field(key: &str) -> Option<&'static str> {
     SUPERSET_FIELDS.iter().find(|(k, _)| *k == key).map(|(_, f)| *f)

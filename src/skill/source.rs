@@ -27,9 +27,4 @@ impl<'a> Source<'a> {
     pub fn span(&self, range: Range<usize>) -> Span {
         self.index.span(self.text, range)
     }
-
-    /// The line index.
-    pub fn index(&self) -> &LineIndex {
-        &self.index
-    }
 }

@@ -170,11 +170,6 @@ impl Vocabulary {
                 && (words.contains(&r.domain) || context.contains(&r.domain))
         })
     }
-
-    /// Whether `word` is a canonical name of any category.
-    pub fn is_canonical(&self, word: &str) -> bool {
-        self.actions.contains_key(word) || self.objects.contains_key(word) || self.qualifiers.contains_key(word)
-    }
 }
 
 /// A vocabulary plus the diagnostics found while reading it.
