@@ -356,7 +356,8 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
         })
         .collect();
     // Each executor is generated once, stamped, and its manifest signed, in parallel.
-    let generated: Vec<(usize, generate::Executor, String, String)> = jobs
+    // Each result carries what the next build needs to keep `imported_at` (its state entry).
+    let generated: Vec<(usize, generate::Executor, String, ExecutorState)> = jobs
         .par_iter()
         .filter_map(|&(i, j)| {
             let r = &results[i];
@@ -380,7 +381,15 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
             };
             exec.restamp(plan, name, info, &stamp);
             let sig = key.sign(exec.manifest.as_bytes(), &emit::manifest_trusted_comment(&exec.name));
-            Some((i, exec, fingerprint, sig))
+            Some((
+                i,
+                exec,
+                sig,
+                ExecutorState {
+                    fingerprint,
+                    imported_at: stamp.imported_at,
+                },
+            ))
         })
         .collect();
 
@@ -390,7 +399,7 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
     tree.add(emit::ROUTING, emit::render_routing(), false);
     let mut catalog_execs = Vec::new();
     let mut admitted_per_skill: BTreeMap<usize, usize> = BTreeMap::new();
-    for (i, e, _, sig) in &generated {
+    for (i, e, sig, _) in &generated {
         let dir = emit::executor_dir(&e.skill, &e.name);
         tree.add(format!("{dir}/{}.py", e.name), e.wrapper.clone(), true);
         tree.add(format!("{dir}/manifest.toml"), e.manifest.clone(), false);
@@ -428,7 +437,7 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
     let report = report_json(
         &results,
         &verdict_of,
-        vocab_input_sha(&vtext),
+        sha256(vtext.as_bytes()),
         &vpath,
         &skip,
         sde.is_some(),
@@ -501,25 +510,7 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
 
     // State and audit.
     let new_state = State {
-        executors: generated
-            .iter()
-            .map(|(_, e, fp, _)| {
-                let at = e
-                    .manifest
-                    .lines()
-                    .find_map(|l| l.strip_prefix("imported_at = "))
-                    .unwrap_or("\"\"")
-                    .trim_matches('"')
-                    .to_owned();
-                (
-                    e.name.clone(),
-                    ExecutorState {
-                        fingerprint: fp.clone(),
-                        imported_at: at,
-                    },
-                )
-            })
-            .collect(),
+        executors: generated.into_iter().map(|(_, e, _, st)| (e.name, st)).collect(),
         catalog: Some(CatalogState {
             fingerprint: catalog_fp,
             version,
@@ -592,10 +583,6 @@ fn source_date_epoch() -> anyhow::Result<Option<i64>> {
 
 fn is_script(rel: &str) -> bool {
     rel.starts_with("scripts/") && (rel.ends_with(".py") || rel.ends_with(".sh") || !rel.contains('.'))
-}
-
-fn vocab_input_sha(text: &str) -> String {
-    sha256(text.as_bytes())
 }
 
 fn audit_line(time: &jiff::Timestamp, build: &str, event: &str, detail: serde_json::Value) -> String {

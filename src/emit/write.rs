@@ -162,23 +162,18 @@ pub fn changes(dir: &Path, tree: &OutTree, written_before: Option<&BTreeSet<Stri
         })
         .collect();
     let mut c = Changes::default();
-    let last = [CATALOG_SIG, CATALOG];
-    for ((path, _), same) in tree.files.iter().zip(same) {
-        if !same && !last.contains(&path.as_str()) {
-            c.written.push(path.clone());
-        }
-    }
     // The catalog is written last, so that a reader never sees a new catalog whose files are
     // not there yet.
-    for path in last {
-        if tree.files.contains_key(path) && !c.written.iter().any(|p| p == path) {
-            let full = dir.join(path);
-            let same = std::fs::read(&full).is_ok_and(|b| Some(&b) == tree.files.get(path).map(|f| &f.bytes));
-            if !same {
-                c.written.push(path.to_owned());
-            }
-        }
-    }
+    let last = [CATALOG_SIG, CATALOG];
+    let differing: Vec<&String> = tree
+        .files
+        .keys()
+        .zip(same)
+        .filter(|(_, same)| !same)
+        .map(|(p, _)| p)
+        .collect();
+    let (catalog, rest): (Vec<&String>, Vec<&String>) = differing.into_iter().partition(|p| last.contains(&p.as_str()));
+    c.written.extend(rest.into_iter().chain(catalog).cloned());
     for path in existing {
         if tree.files.contains_key(&path) {
             continue;
