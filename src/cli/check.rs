@@ -20,18 +20,6 @@ pub(crate) struct Loaded {
     pub problems: Vec<Diagnostic>,
 }
 
-/// Default paths: `skills/` when it exists, else the current folder.
-pub(crate) fn default_paths(paths: &[PathBuf]) -> Vec<PathBuf> {
-    if !paths.is_empty() {
-        return paths.to_vec();
-    }
-    if Path::new("skills").is_dir() {
-        vec![PathBuf::from("skills")]
-    } else {
-        vec![PathBuf::from(".")]
-    }
-}
-
 /// Finds and reads skills under `paths` (relative to `base`) into a new database.
 pub(crate) fn load_skills(
     base: &Path,
@@ -94,7 +82,7 @@ fn status_of(c: Counts) -> &'static str {
 }
 
 pub(crate) fn run(args: &CheckArgs, out: &mut Printer) -> anyhow::Result<Status> {
-    let paths = default_paths(&args.paths);
+    let paths = super::project::default_paths(&args.paths);
     let mode = if args.strict { Mode::Strict } else { Mode::Default };
     // Limits come from pipeline.toml when the current folder has one.
     let limits = if Path::new(crate::config::FILE_NAME).is_file() {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use rayon::prelude::*;
 use serde_json::json;
 
-use super::check::{default_paths, load_skills};
+use super::check::load_skills;
 use super::{Printer, ReportFormat, Status, project};
 use crate::db::{SkillSource, TextInput};
 use crate::diag::Severity;
@@ -150,12 +150,7 @@ fn arg_text(a: &Arg) -> String {
 pub(crate) fn run(args: &PlanArgs, out: &mut Printer) -> anyhow::Result<Status> {
     let cwd = std::env::current_dir()?;
     let project = project::load(&cwd, out)?;
-    // The configured roots, relative to the project root, unless paths are given.
-    let (base, paths) = if args.paths.is_empty() && project.root.join(crate::config::FILE_NAME).is_file() {
-        (project.root.clone(), project.config.skills.clone())
-    } else {
-        (PathBuf::new(), default_paths(&args.paths))
-    };
+    let (base, paths) = project.inputs(&args.paths);
     let loaded = load_skills(
         &base,
         &paths,

@@ -30,6 +30,32 @@ pub(crate) fn print_file_diagnostics(out: &mut Printer, diags: &[Diagnostic], te
     }
 }
 
+impl Project {
+    /// What `plan` reads, as (base folder, paths relative to it): the paths given
+    /// (relative to the current folder); else the configured roots when there is a
+    /// `pipeline.toml`; else `skills/` when it exists; else the current folder.
+    pub(crate) fn inputs(&self, given: &[PathBuf]) -> (PathBuf, Vec<PathBuf>) {
+        if !given.is_empty() {
+            (PathBuf::new(), given.to_vec())
+        } else if self.root.join(config::FILE_NAME).is_file() {
+            (self.root.clone(), self.config.skills.clone())
+        } else {
+            (PathBuf::new(), default_paths(given))
+        }
+    }
+}
+
+/// The paths given, else `skills/` when it exists, else the current folder.
+pub(crate) fn default_paths(given: &[PathBuf]) -> Vec<PathBuf> {
+    if !given.is_empty() {
+        given.to_vec()
+    } else if Path::new("skills").is_dir() {
+        vec![PathBuf::from("skills")]
+    } else {
+        vec![PathBuf::from(".")]
+    }
+}
+
 /// The project root: the nearest folder from `start` upwards holding `pipeline.toml` (as cargo
 /// finds `Cargo.toml`), else `start` itself.
 pub(crate) fn find_root(start: &Path) -> PathBuf {
