@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Generates a synthetic corpus of N skills for skillc benchmarks (deterministic, stdlib only).
 
-Usage: gen_corpus.py N OUT_DIR
+Usage: gen_corpus.py N OUT_DIR [--seed S]
+
+The same N and seed always produce the same bytes. Sizes follow the real corpus (SKILL.md
+median about 4 KB with a long tail to about 40 KB; a quarter of the skills carry `references/`,
+a few `assets/`; skills with sub-commands carry their script).
 
 The mix imitates the real corpus: most skills are instruction-only Markdown; about a third
 expose sub-commands through a script of their own (fenced shell blocks with an alias, as
@@ -38,7 +42,9 @@ def body(rng, name, kind):
             for verb in rng.sample(VERBS, 3):
                 lines.append(f"- {verb.capitalize()} {svc}: `{name} {svc} {verb} <id> --json`")
         lines.append("")
-    for _ in range(rng.randint(2, 8)):
+    # Long tail: most skills have a few sections, some have dozens (real SKILL.md p99 ~ 37 KB).
+    sections = rng.randint(2, 8) if rng.random() < 0.9 else rng.randint(10, 40)
+    for _ in range(sections):
         lines += [f"## {rng.choice(WORDS).capitalize()}", "", paragraph(rng, rng.randint(20, 120)), ""]
     return "\n".join(lines) + "\n"
 
@@ -61,9 +67,31 @@ def frontmatter(rng, name, kind, broken):
     return "\n".join(fm) + "\n\n"
 
 
+def support_files(rng, folder):
+    """references/ in about a quarter of the skills, assets/ in a few (as in the real corpus)."""
+    if rng.random() < 0.25:
+        os.makedirs(os.path.join(folder, "references"), exist_ok=True)
+        for k in range(rng.randint(1, 4)):
+            text = "\n\n".join(paragraph(rng, rng.randint(40, 200)) for _ in range(rng.randint(3, 20)))
+            with open(os.path.join(folder, "references", f"guide-{k}.md"), "w", encoding="utf-8") as f:
+                f.write(f"# Guide {k}\n\n{text}\n")
+    if rng.random() < 0.03:
+        os.makedirs(os.path.join(folder, "assets"), exist_ok=True)
+        with open(os.path.join(folder, "assets", "template.json"), "w", encoding="utf-8") as f:
+            f.write('{"title": "%s", "sections": %d}\n' % (rng.choice(WORDS), rng.randint(1, 9)))
+
+
 def main():
-    n, out = int(sys.argv[1]), sys.argv[2]
-    rng = random.Random(20261130)
+    args = sys.argv[1:]
+    seed = 20261130
+    if "--seed" in args:
+        i = args.index("--seed")
+        seed = int(args[i + 1])
+        del args[i : i + 2]
+    if len(args) != 2:
+        sys.exit("usage: gen_corpus.py N OUT_DIR [--seed S]")
+    n, out = int(args[0]), args[1]
+    rng = random.Random(seed)
     for i in range(n):
         group = f"group-{i // 100:03d}"
         name = f"skill-{i:05d}"
@@ -76,6 +104,7 @@ def main():
         if kind == "script":
             with open(os.path.join(folder, "scripts", name.replace("-", "_") + ".py"), "w") as f:
                 f.write("import json, sys\nprint(json.dumps({'argv': sys.argv[1:]}))\n")
+        support_files(rng, folder)
         if kind == "gaia":
             with open(os.path.join(folder, "tools.py"), "w") as f:
                 f.write("def search_pages(query, max_results=5):\n    return {'query': query, 'results': []}\n")
