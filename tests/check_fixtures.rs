@@ -290,8 +290,17 @@ fn limits_come_from_pipeline_toml() {
     let codes: Vec<&str> = errors.iter().map(|(c, _)| c.as_str()).collect();
     assert_eq!(codes.iter().filter(|c| **c == "SK041").count(), 1, "{codes:?}"); // data.csv is 12 bytes
     assert_eq!(codes.iter().filter(|c| **c == "SK042").count(), 1, "{codes:?}"); // 3 files > 2
-    // The default limits accept the same skill.
-    let ok = skillc(&tmp.path().join("skills"), ["check", "limited"]);
+    // Without paths at the project root, the configured roots are checked.
+    let roots = skillc(tmp.path(), ["check", "--format", "json"]);
+    assert_eq!(diagnostics(&roots.json()), diagnostics(&report));
+    // Below the root, pipeline.toml is found upwards, as `plan` and `build` find it.
+    let below = skillc(&tmp.path().join("skills"), ["check", "--format", "json", "limited"]);
+    assert_eq!(below.code, Some(1), "{}", below.stdout);
+    assert_eq!(diagnostics(&below.json()), diagnostics(&report));
+    // Outside the project, the default limits accept the same skill.
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    std::fs::rename(tmp.path().join("skills/limited"), elsewhere.path().join("limited")).expect("move");
+    let ok = skillc(elsewhere.path(), ["check", "limited"]);
     assert_eq!(ok.code, Some(0), "{}", ok.stdout);
 }
 

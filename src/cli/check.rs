@@ -82,15 +82,18 @@ fn status_of(c: Counts) -> &'static str {
 }
 
 pub(crate) fn run(args: &CheckArgs, out: &mut Printer) -> anyhow::Result<Status> {
-    let paths = super::project::default_paths(&args.paths);
     let mode = if args.strict { Mode::Strict } else { Mode::Default };
-    // Limits come from pipeline.toml when the current folder has one.
-    let limits = if Path::new(crate::config::FILE_NAME).is_file() {
-        super::project::load(Path::new("."), out)?.config.limits
+    // Limits come from the project's pipeline.toml, found upwards from the current folder as
+    // `plan` and `build` find it (and as ruff finds its configuration). Without paths, the
+    // project's roots are checked at its root; below it, the current folder (as ruff does).
+    let cwd = std::env::current_dir()?;
+    let project = super::project::load(&cwd, out)?;
+    let (base, paths) = if project.root == cwd {
+        project.inputs(&args.paths)
     } else {
-        Limits::default()
+        (PathBuf::new(), super::project::default_paths(&args.paths))
     };
-    let loaded = load_skills(Path::new(""), &paths, mode, limits, false, &[])?;
+    let loaded = load_skills(&base, &paths, mode, project.config.limits, false, &[])?;
     let db = &loaded.db;
     let settings = loaded.settings;
     let results: Vec<skill::SkillCheck> = loaded
