@@ -7,12 +7,14 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde::Serialize;
 
+use super::check::load_skills;
 use super::output::count;
 use super::{Printer, ReportFormat, Status};
 use crate::db::{Contents, Limits, load};
 use crate::diag::{self, Diagnostic, Severity};
 use crate::emit::write::write_atomic;
 use crate::migrate::{self, FieldReport, FromFormat, Migration, Outcome, Vendor};
+use crate::skill::{self, validate::Mode};
 
 /// The format `--from` names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -58,6 +60,7 @@ struct SkillJson<'a> {
     /// Where the result was written, when it was.
     written: Option<String>,
     blocked_reasons: Vec<String>,
+    failure: Option<&'static str>,
     fields: &'a [FieldReport],
     diagnostics: &'a [Diagnostic],
 }
@@ -70,8 +73,10 @@ struct Summary {
     blocked: usize,
     failed: usize,
     skipped: usize,
-    /// Skills per blocker reason (a skill counts once per distinct reason).
+    /// Blocked skills per blocker reason (a skill counts once per distinct reason).
     blocked_by_reason: BTreeMap<String, usize>,
+    /// Failed skills per reason ([`Migration::failure`]).
+    failed_by_reason: BTreeMap<String, usize>,
     written: usize,
 }
 
@@ -87,27 +92,43 @@ pub(crate) fn run(args: &MigrateArgs, out: &mut Printer) -> anyhow::Result<Statu
         FromArg::Openclaw => FromFormat::OpenClaw,
         FromArg::Auto => FromFormat::Auto,
     };
-    let found = load::discover(Path::new(""), &args.paths, &[])?;
-    let limits = Limits::default();
+    let loaded = load_skills(Path::new(""), &args.paths, Mode::Default, Limits::default(), false, &[])?;
+    let db = &loaded.db;
     let mut done: Vec<Done> = Vec::new();
-    for skill in &found.skills {
-        let Some(md_name) = &skill.skill_md else { continue };
-        let md_path = skill.dir.join(md_name);
-        let file = format!("{}/{md_name}", skill.display);
-        let dir_name = skill
-            .dir
-            .canonicalize()
-            .ok()
-            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .unwrap_or_default();
-        let migration = match load::read_file(&md_path, &skill.dir, limits.skill_md_bytes, true) {
-            Contents::Bytes(b) => match std::str::from_utf8(&b) {
+    for &skill in &loaded.skills {
+        let display = skill.display(db).clone();
+        let dir = PathBuf::from(&display);
+        let dir_name = skill.dir_name(db).clone();
+        let Some(md) = skill.skill_md(db) else { continue };
+        let md_name = md.rel_path(db).clone();
+        let file = format!("{display}/{md_name}");
+        // Folder-level errors (limits, links) are not the frontmatter's: migration cannot fix
+        // them, so such a skill is not migrated.
+        let check = skill::check_skill(db, skill, loaded.settings);
+        let folder_errors: Vec<Diagnostic> = check
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error && d.file != file)
+            .cloned()
+            .collect();
+        let migration = match md.contents(db) {
+            _ if !folder_errors.is_empty() => {
+                let mut m = failed(&file, "the skill folder fails `skillc check`", "fails-check");
+                m.diagnostics.extend(folder_errors);
+                m
+            }
+            Contents::Bytes(b) => match std::str::from_utf8(b) {
                 Ok(text) => migrate::migrate(&file, &dir_name, text, from),
-                Err(_) => failed(&file, "SKILL.md is not valid UTF-8"),
+                Err(_) => failed(&file, "SKILL.md is not valid UTF-8", "unreadable"),
             },
-            Contents::TooLarge { size } => failed(&file, &format!("SKILL.md is {size} bytes, over the limit")),
-            other => failed(&file, &format!("SKILL.md cannot be read ({other:?})")),
+            Contents::TooLarge { size } => failed(
+                &file,
+                &format!("SKILL.md is {size} bytes, over the limit"),
+                "unreadable",
+            ),
+            other => failed(&file, &format!("SKILL.md cannot be read ({other:?})"), "unreadable"),
         };
+        let md_path = dir.join(&md_name);
         let written = match (&migration.output, args.write, &args.out) {
             (Some(text), true, _) => {
                 let mode = file_mode(&md_path);
@@ -115,11 +136,14 @@ pub(crate) fn run(args: &MigrateArgs, out: &mut Printer) -> anyhow::Result<Statu
                     .with_context(|| format!("writing {}", md_path.display()))?;
                 Some(md_path.display().to_string())
             }
-            (Some(text), false, Some(dir)) => copy_skill(&skill.dir, &skill.files, md_name, text, dir, &dir_name)?,
+            (Some(text), false, Some(out_dir)) => {
+                let files: Vec<String> = skill.files(db).iter().map(|f| f.rel_path(db).clone()).collect();
+                copy_skill(&dir, &files, &md_name, text, out_dir, &dir_name)?
+            }
             _ => None,
         };
         done.push(Done {
-            display: skill.display.clone(),
+            display,
             migration,
             written,
         });
@@ -136,12 +160,17 @@ pub(crate) fn run(args: &MigrateArgs, out: &mut Printer) -> anyhow::Result<Statu
             Outcome::Failed => summary.failed += 1,
             Outcome::Skipped => summary.skipped += 1,
         }
-        for r in d.migration.blocked_reasons() {
-            *summary.blocked_by_reason.entry(r).or_default() += 1;
+        if d.migration.outcome == Outcome::Blocked {
+            for r in d.migration.blocked_reasons() {
+                *summary.blocked_by_reason.entry(r).or_default() += 1;
+            }
+        }
+        if let Some(r) = d.migration.failure {
+            *summary.failed_by_reason.entry(r.to_owned()).or_default() += 1;
         }
         summary.written += usize::from(d.written.is_some());
     }
-    for p in &found.problems {
+    for p in &loaded.problems {
         out.note(&diag::render_short(p));
     }
 
@@ -155,6 +184,7 @@ pub(crate) fn run(args: &MigrateArgs, out: &mut Printer) -> anyhow::Result<Statu
                     from: &d.migration.vendors,
                     written: d.written.clone(),
                     blocked_reasons: d.migration.blocked_reasons(),
+                    failure: d.migration.failure,
                     fields: &d.migration.fields,
                     diagnostics: &d.migration.diagnostics,
                 })
@@ -180,6 +210,14 @@ pub(crate) fn run(args: &MigrateArgs, out: &mut Printer) -> anyhow::Result<Statu
                     .collect();
                 out.line(&format!("blocked by reason: {}", reasons.join(", ")))?;
             }
+            if !summary.failed_by_reason.is_empty() {
+                let reasons: Vec<String> = summary
+                    .failed_by_reason
+                    .iter()
+                    .map(|(r, n)| format!("{r} {n}"))
+                    .collect();
+                out.line(&format!("not migrated by reason: {}", reasons.join(", ")))?;
+            }
             if !args.write && args.out.is_none() && summary.migrated + summary.blocked > 0 {
                 out.line("dry run: nothing written; pass --write to rewrite in place, or --out DIR for copies")?;
             }
@@ -187,7 +225,7 @@ pub(crate) fn run(args: &MigrateArgs, out: &mut Printer) -> anyhow::Result<Statu
     }
     out.flush()?;
     Ok(
-        if summary.blocked > 0 || summary.failed > 0 || !found.problems.is_empty() {
+        if summary.blocked > 0 || summary.failed > 0 || !loaded.problems.is_empty() {
             Status::Failure
         } else {
             Status::Success
@@ -195,7 +233,7 @@ pub(crate) fn run(args: &MigrateArgs, out: &mut Printer) -> anyhow::Result<Statu
     )
 }
 
-fn failed(file: &str, why: &str) -> Migration {
+fn failed(file: &str, why: &str, reason: &'static str) -> Migration {
     Migration {
         vendors: Vec::new(),
         output: None,
@@ -207,6 +245,7 @@ fn failed(file: &str, why: &str) -> Migration {
             why.to_owned(),
         )],
         outcome: Outcome::Failed,
+        failure: Some(reason),
     }
 }
 
@@ -281,7 +320,7 @@ fn file_mode(_: &Path) -> Option<u32> {
 /// `out/<dir_name>` is never overwritten (the skill is reported as not written).
 fn copy_skill(
     dir: &Path,
-    files: &[(String, PathBuf)],
+    files: &[String],
     md_name: &str,
     text: &str,
     out: &Path,
@@ -302,7 +341,8 @@ fn copy_skill(
         .tempdir_in(out)
         .with_context(|| format!("creating a temporary folder in {}", out.display()))?;
     std::fs::write(tmp.path().join(md_name), text).with_context(|| format!("writing into {}", tmp.path().display()))?;
-    for (rel, path) in files {
+    for rel in files {
+        let path = &dir.join(rel);
         let dest = tmp.path().join(rel);
         if let Some(parent) = dest.parent() {
             std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;

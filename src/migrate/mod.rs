@@ -130,6 +130,11 @@ pub struct Migration {
     pub diagnostics: Vec<Diagnostic>,
     /// The outcome.
     pub outcome: Outcome,
+    /// Why the outcome is `Failed`: `unreadable` (no readable frontmatter), `fails-check`
+    /// (the skill fails `skillc check` already), `vendor-shape` (`metadata` or a vendor
+    /// namespace is not a mapping), `gaia-ceiling` (an existing `metadata.gaia` grants more
+    /// than `experimental` allows), `bug` (the result fails `skillc check`, the input did not).
+    pub failure: Option<&'static str>,
 }
 
 impl Migration {
@@ -221,6 +226,7 @@ pub fn migrate(file: &str, dir_name: &str, text: &str, from: FromFormat) -> Migr
         fields: Vec::new(),
         diagnostics: Vec::new(),
         outcome: Outcome::Failed,
+        failure: Some("unreadable"),
     };
     let ctx = Context {
         dir_name,
@@ -258,6 +264,7 @@ pub fn migrate(file: &str, dir_name: &str, text: &str, from: FromFormat) -> Migr
     };
     if m.vendors.is_empty() {
         m.outcome = Outcome::Skipped;
+        m.failure = None;
         m.diagnostics.push(
             Diagnostic::new(
                 &rules::MG004,
@@ -279,17 +286,18 @@ pub fn migrate(file: &str, dir_name: &str, text: &str, from: FromFormat) -> Migr
         fields: Vec::new(),
         gaia: Gaia::default(),
         failures: Vec::new(),
+        failure: None,
     };
-    let Some(out_entries) = w.rewrite(root, &m.vendors) else {
-        m.fields = w.fields;
-        m.diagnostics = w.failures;
-        return m;
-    };
+    let rewritten = w.rewrite(root, &m.vendors);
+    if let Some(split) = frontmatter::split(&src).0 {
+        w.comments(split.frontmatter);
+    }
     m.fields = w.fields;
     m.diagnostics = w.failures;
-    if !m.diagnostics.is_empty() {
+    m.failure = w.failure;
+    let Some(out_entries) = rewritten else {
         return m;
-    }
+    };
     let eol = if text[..body.start].contains("\r\n") {
         "\r\n"
     } else {
@@ -313,6 +321,7 @@ pub fn migrate(file: &str, dir_name: &str, text: &str, from: FromFormat) -> Migr
     let errs: Vec<Diagnostic> = errors(&after.diagnostics);
     if !errs.is_empty() {
         let had_before = !errors(&before.diagnostics).is_empty();
+        m.failure = Some(if had_before { "fails-check" } else { "bug" });
         m.diagnostics.push(
             Diagnostic::new(
                 &rules::MG003,
@@ -336,6 +345,7 @@ pub fn migrate(file: &str, dir_name: &str, text: &str, from: FromFormat) -> Migr
         Outcome::Migrated
     };
     m.output = Some(new);
+    m.failure = None;
     m
 }
 
@@ -370,6 +380,7 @@ struct Writer<'a> {
     fields: Vec<FieldReport>,
     gaia: Gaia,
     failures: Vec<Diagnostic>,
+    failure: Option<&'static str>,
 }
 
 /// Strings of a string or a list of strings.
@@ -397,6 +408,43 @@ impl Writer<'_> {
             line: span.start.line,
             column: span.start.column,
         });
+    }
+
+    /// Comments cannot be carried over (the frontmatter is written anew): report the first
+    /// one so a person can move what matters into the body. Whole-line comments, and ` #`
+    /// on lines without quotes (a `#` inside a quoted value is not a comment).
+    fn comments(&mut self, range: std::ops::Range<usize>) {
+        let text = &self.src.text[range.clone()];
+        let mut offset = range.start;
+        let mut found = Vec::new();
+        for line in text.split_inclusive('\n') {
+            let t = line.trim_start();
+            let trailing = !line.contains(['"', '\'']) && line.contains(" #");
+            if t.starts_with('#') || trailing {
+                found.push(offset + line.find('#').unwrap_or(0));
+            }
+            offset += line.len();
+        }
+        if let Some(&first) = found.first() {
+            let node = Node {
+                kind: NodeKind::Scalar(yaml::Scalar {
+                    value: String::new(),
+                    plain: true,
+                }),
+                span: first..first,
+            };
+            self.report(
+                "frontmatter comments",
+                &node,
+                FieldStatus::NeedsReview,
+                None,
+                None,
+                format!(
+                    "{} comment line(s) are not kept: the frontmatter is written anew. Move what matters into the body",
+                    found.len()
+                ),
+            );
+        }
     }
 
     fn blocked(&mut self, field: &str, node: &Node, permission: &str, what: &str, kept: &str) {
@@ -434,6 +482,7 @@ impl Writer<'_> {
                     )
                     .help("make `metadata` a mapping, then migrate again"),
                 );
+                self.failure = Some("vendor-shape");
                 return None;
             }
         };
@@ -502,6 +551,7 @@ impl Writer<'_> {
                     )
                     .help(format!("make `metadata.{ns}` a mapping, then migrate again")),
                 );
+                self.failure = Some("vendor-shape");
                 return None;
             }
         }
@@ -569,6 +619,7 @@ impl Writer<'_> {
                     )
                     .help("fix or remove `metadata.gaia`, then migrate again"),
                 );
+                self.failure = Some("vendor-shape");
                 return None;
             }
             None => Value::Map(Vec::new()),
@@ -590,6 +641,7 @@ impl Writer<'_> {
                 }
             }
             if !self.failures.is_empty() {
+                self.failure = Some("gaia-ceiling");
                 return None;
             }
         }
