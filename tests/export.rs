@@ -18,7 +18,9 @@ use skillc::skill::validate::{self, Context, Mode};
 
 /// The reference validator's command, or `None` (a failure under CI).
 fn agentskills() -> Option<PathBuf> {
-    let from_env = std::env::var_os("SKILLS_REF").map(PathBuf::from).filter(|p| p.is_file());
+    let from_env = std::env::var_os("SKILLS_REF")
+        .map(PathBuf::from)
+        .filter(|p| p.is_file());
     let on_path = || {
         std::env::var_os("PATH").and_then(|paths| {
             std::env::split_paths(&paths)
@@ -33,7 +35,9 @@ fn agentskills() -> Option<PathBuf> {
             "CI is set but the reference validator `agentskills` is neither at $SKILLS_REF nor on PATH; \
              install it: python3 -m venv .ci/venv && .ci/venv/bin/pip install skills-ref==0.1.0"
         );
-        eprintln!("note: `agentskills` (PyPI skills-ref) not found on PATH or at $SKILLS_REF; external validation skipped");
+        eprintln!(
+            "note: `agentskills` (PyPI skills-ref) not found on PATH or at $SKILLS_REF; external validation skipped"
+        );
     }
     found
 }
@@ -59,8 +63,17 @@ fn unzip(bytes: &[u8], into: &Path) -> Vec<String> {
 /// skill folder.
 fn export_and_extract(skill: &Path, work: &Path, n: usize) -> PathBuf {
     let zip = work.join(format!("{n}.zip"));
-    let run = skillc(work, ["export".as_ref(), skill.as_os_str(), "-o".as_ref(), zip.as_os_str()]);
-    assert_eq!(run.code, Some(0), "export of {} failed:\n{}", skill.display(), run.stderr);
+    let run = skillc(
+        work,
+        ["export".as_ref(), skill.as_os_str(), "-o".as_ref(), zip.as_os_str()],
+    );
+    assert_eq!(
+        run.code,
+        Some(0),
+        "export of {} failed:\n{}",
+        skill.display(),
+        run.stderr
+    );
     let into = work.join(format!("x{n}"));
     let names = unzip(&std::fs::read(&zip).expect("the zip"), &into);
     let top: std::collections::BTreeSet<&str> = names.iter().filter_map(|n| n.split('/').next()).collect();
@@ -123,7 +136,11 @@ fn exports_pass_the_reference_validator() {
     for (n, skill) in skills.iter().enumerate() {
         let dir = export_and_extract(skill, work.path(), n);
         let errors = strict_errors(&dir);
-        assert!(errors.is_empty(), "{}: `check --strict` errors: {errors:?}", skill.display());
+        assert!(
+            errors.is_empty(),
+            "{}: `check --strict` errors: {errors:?}",
+            skill.display()
+        );
         if let Some(v) = &validator {
             let out = Command::new(v)
                 .arg("validate")
@@ -173,18 +190,27 @@ fn exports_are_byte_identical_whatever_the_file_times() {
     let (a, b) = (work.path().join("a/workspace"), work.path().join("b/workspace"));
     copy_dir(&manifest_dir().join("skills/workspace"), &a);
     copy_dir(&manifest_dir().join("skills/workspace"), &b);
-    touch_all(&a, std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000));
+    touch_all(
+        &a,
+        std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000),
+    );
     touch_all(&b, std::time::SystemTime::now());
     let za = work.path().join("a.zip");
     let zb = work.path().join("b.zip");
     for (dir, zip) in [(&a, &za), (&b, &zb)] {
-        let run = skillc(work.path(), ["export".as_ref(), dir.as_os_str(), "-o".as_ref(), zip.as_os_str()]);
+        let run = skillc(
+            work.path(),
+            ["export".as_ref(), dir.as_os_str(), "-o".as_ref(), zip.as_os_str()],
+        );
         assert_eq!(run.code, Some(0), "{}", run.stderr);
     }
     let (ba, bb) = (std::fs::read(&za).expect("a"), std::fs::read(&zb).expect("b"));
     assert!(ba == bb, "two exports of the same skill differ");
     // And the same again from the same folder.
-    let run = skillc(work.path(), ["export".as_ref(), a.as_os_str(), "-o".as_ref(), za.as_os_str()]);
+    let run = skillc(
+        work.path(),
+        ["export".as_ref(), a.as_os_str(), "-o".as_ref(), za.as_os_str()],
+    );
     assert_eq!(run.code, Some(0));
     assert!(std::fs::read(&za).expect("a") == ba);
 }
@@ -208,8 +234,11 @@ fn cli_finds_skills_by_name_and_refuses_invalid_ones() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(p.join("skills/demo/scripts/run.sh"), std::fs::Permissions::from_mode(0o755))
-            .expect("chmod");
+        std::fs::set_permissions(
+            p.join("skills/demo/scripts/run.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .expect("chmod");
     }
     write(
         &p.join("skills/broken/SKILL.md"),
@@ -219,7 +248,11 @@ fn cli_finds_skills_by_name_and_refuses_invalid_ones() {
     // By name, from the project root: `<name>.zip` by default.
     let run = skillc(p, ["export", "demo"]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert!(run.stderr.contains("EX002"), "hidden files are reported: {}", run.stderr);
+    assert!(
+        run.stderr.contains("EX002"),
+        "hidden files are reported: {}",
+        run.stderr
+    );
     let bytes = std::fs::read(p.join("demo.zip")).expect("demo.zip");
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).expect("zip");
     let names: Vec<String> = (0..archive.len())
@@ -228,7 +261,11 @@ fn cli_finds_skills_by_name_and_refuses_invalid_ones() {
     assert_eq!(names, vec!["demo/SKILL.md", "demo/scripts/run.sh"]);
     #[cfg(unix)]
     assert_eq!(
-        archive.by_name("demo/scripts/run.sh").expect("entry").unix_mode().map(|m| m & 0o777),
+        archive
+            .by_name("demo/scripts/run.sh")
+            .expect("entry")
+            .unix_mode()
+            .map(|m| m & 0o777),
         Some(0o755)
     );
 
@@ -250,7 +287,11 @@ fn cli_finds_skills_by_name_and_refuses_invalid_ones() {
     let bytes = std::fs::read(p.join("broken.zip")).expect("broken.zip");
     let archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).expect("zip");
     assert_eq!(
-        archive.file_names().filter_map(Result::ok).map(|n| n.into_owned()).collect::<Vec<_>>(),
+        archive
+            .file_names()
+            .filter_map(Result::ok)
+            .map(|n| n.into_owned())
+            .collect::<Vec<_>>(),
         vec!["not-broken/SKILL.md"],
         "the archive folder is the skill's name"
     );

@@ -289,6 +289,13 @@ fn every_hermes_and_openclaw_corpus_skill_migrates_or_says_why() {
                 for v in scalars(before, &name) {
                     assert!(kept.binary_search(&v).is_ok(), "{path}: the value {v:?} was lost");
                 }
+                // A second migration changes nothing.
+                let again = migrate::migrate("SKILL.md", &name, &after, FromFormat::Auto);
+                assert_eq!(
+                    again.output.as_deref(),
+                    Some(after.as_str()),
+                    "{path}: migrating twice differs"
+                );
                 checked += 1;
             }
             "failed" => {

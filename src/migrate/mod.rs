@@ -1204,13 +1204,12 @@ fn merge_list(gaia: &mut Value, path: &[&str], items: Vec<String>) {
     }
     let mut list: Vec<Value> = match cur.get(last) {
         Some(Value::Seq(s)) => s.clone(),
-        Some(Value::Str(s)) => vec![Value::Str(s.clone())],
+        Some(v @ (Value::Str(_) | Value::Plain(_))) => vec![v.clone()],
         _ => Vec::new(),
     };
     for i in items {
-        let v = Value::Str(i);
-        if !list.contains(&v) {
-            list.push(v);
+        if !list.iter().any(|v| v.as_text() == Some(i.as_str())) {
+            list.push(Value::Str(i));
         }
     }
     cur.set(last, Value::Seq(list));

@@ -27,8 +27,8 @@ pub enum Value {
 }
 
 impl Value {
-    /// Converts a loaded node, keeping plain typed scalars (booleans, numbers, null) plain and
-    /// every string a string.
+    /// Converts a loaded node: plain scalars stay plain when their text is safe (so `yes`,
+    /// `1.0`, `true` keep whatever type each YAML reader gave them), others become strings.
     pub fn from_node(node: &Node) -> Value {
         match &node.kind {
             NodeKind::Scalar(s) => Value::from_scalar(s),
@@ -46,7 +46,9 @@ impl Value {
     pub fn from_scalar(s: &Scalar) -> Value {
         // Core-schema booleans, numbers and nulls are made of these characters only.
         let typed_text = |v: &str| !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || "+-._~".contains(c));
-        if s.plain && s.core_type() != ScalarType::Str && typed_text(&s.value) {
+        // A plain scalar stays plain when its text is safe to write back as it is: every YAML
+        // reader (1.1 or 1.2) then reads the same value as in the source.
+        if s.plain && ((s.core_type() != ScalarType::Str && typed_text(&s.value)) || is_plain_safe_text(&s.value)) {
             Value::Plain(s.value.clone())
         } else if s.plain && s.core_type() == ScalarType::Null {
             // An empty plain scalar (`key:`) is null.
@@ -59,6 +61,14 @@ impl Value {
     /// A list of strings.
     pub fn strs<I: IntoIterator<Item = S>, S: Into<String>>(items: I) -> Value {
         Value::Seq(items.into_iter().map(|s| Value::Str(s.into())).collect())
+    }
+
+    /// The text of a scalar (plain or string), `None` for collections.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) | Value::Plain(s) => Some(s),
+            _ => None,
+        }
     }
 
     /// The entry `key` of a mapping.
@@ -352,6 +362,18 @@ mod tests {
             "name: a\nmetadata:\n  flag: true\n  empty: {}\n  list:\n    - kind: node\n      bins:\n        - x\n        - y\n    - - a\n      - b\n    - c\n"
         );
         let root = reload(&text);
-        assert_eq!(Value::from_node(&root), Value::Map(v), "the tree reads back as written");
+        let Value::Map(back) = Value::from_node(&root) else {
+            panic!("a mapping")
+        };
+        assert_eq!(render_mapping(&back, "\n"), text, "the tree reads back as written");
+        // Plain scalars stay plain, whatever their type under YAML 1.1.
+        let root = reload("a: yes\nb: 2024-01-01\nc: \"yes\"\nd: 1.0\n");
+        let Value::Map(back) = Value::from_node(&root) else {
+            panic!("a mapping")
+        };
+        assert_eq!(
+            render_mapping(&back, "\n"),
+            "a: yes\nb: 2024-01-01\nc: \"yes\"\nd: 1.0\n"
+        );
     }
 }
