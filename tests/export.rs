@@ -2,6 +2,9 @@
 //! `skills-ref`) accepts as they are, for every example skill and 20 corpus skills; byte-
 //! deterministic zips; and the command line (name lookup, formats, refusal, hidden files).
 //!
+//! Every export is also undone with `skillc::export::restore_skill_md` (what `import` uses)
+//! and compared with the original frontmatter and body.
+//!
 //! The reference validator is found at `$SKILLS_REF` or as `agentskills` on `PATH`. Without
 //! it the interop test still checks every export with `skillc check --strict` (the rules of
 //! the reference, see docs/compatibility.md) and skips the external run with a note — unless
@@ -104,6 +107,20 @@ fn strict_errors(dir: &Path) -> Vec<String> {
     .collect()
 }
 
+/// A SKILL.md's frontmatter as typed JSON (YAML 1.2 core schema) and its body.
+fn meaning(text: &str) -> (serde_json::Value, String) {
+    let a = validate::analyze(
+        "SKILL.md",
+        text.as_bytes(),
+        &Context {
+            dir_name: "",
+            mode: Mode::Default,
+        },
+    );
+    let body = a.body.clone().map(|b| text[b].to_owned()).unwrap_or_default();
+    (a.frontmatter.map(|f| f.to_json_typed()).unwrap_or_default(), body)
+}
+
 /// Corpus skills that pass `skillc check`: 20 spread evenly over the sorted list.
 fn corpus_sample(corpus: &Path) -> Vec<PathBuf> {
     let run = skillc(corpus, ["check", "--format", "json", "."]);
@@ -139,6 +156,16 @@ fn exports_pass_the_reference_validator() {
         assert!(
             errors.is_empty(),
             "{}: `check --strict` errors: {errors:?}",
+            skill.display()
+        );
+        // The export can be undone: the original frontmatter's values and the body come back.
+        let exported = std::fs::read_to_string(dir.join("SKILL.md")).expect("SKILL.md");
+        let original = std::fs::read_to_string(skill.join("SKILL.md")).expect("SKILL.md");
+        let restored = skillc::export::restore_skill_md(&exported).unwrap_or(exported);
+        assert_eq!(
+            meaning(&restored),
+            meaning(&original),
+            "{}: restore differs",
             skill.display()
         );
         if let Some(v) = &validator {
@@ -274,7 +301,14 @@ fn cli_finds_skills_by_name_and_refuses_invalid_ones() {
     assert_eq!(md.code, Some(0), "{}", md.stderr);
     assert_eq!(
         md.stdout,
-        "---\nname: demo\ndescription: A demo skill. Use it in tests.\nmetadata:\n  hermes: \"{\\\"tags\\\":[\\\"a\\\",\\\"b\\\"]}\"\n  version: 1.0.0\n  platforms: \"[\\\"linux\\\"]\"\n---\n# Demo\n\nRun `scripts/run.sh list`.\n"
+        concat!(
+            "---\nname: demo\ndescription: A demo skill. Use it in tests.\nmetadata:\n",
+            "  hermes: \"{\\\"tags\\\":[\\\"a\\\",\\\"b\\\"]}\"\n  version: 1.0.0\n  platforms: \"[\\\"linux\\\"]\"\n",
+            "  skillc-export: \"{\\\"v\\\":1,\\\"order\\\":[\\\"name\\\",\\\"description\\\",\\\"version\\\",\\\"platforms\\\",\\\"metadata\\\"],",
+            "\\\"metadata\\\":[\\\"hermes\\\"],\\\"moved\\\":{\\\"platforms\\\":\\\"platforms\\\",\\\"version\\\":\\\"version\\\"},",
+            "\\\"json\\\":[\\\"hermes\\\",\\\"platforms\\\"]}\"\n",
+            "---\n# Demo\n\nRun `scripts/run.sh list`.\n"
+        )
     );
 
     // A skill that fails check is refused, unless --force.

@@ -9,7 +9,9 @@
 //!   scalar keeps its text (`true`, `1.0`), a mapping or list becomes compact JSON with
 //!   YAML 1.2 core typing (`{"requires":{"bins":["gog"]}}`). A top-level key whose name is
 //!   already taken in `metadata` by a different value is exported as `frontmatter.<key>`
-//!   (`EX003`). The Markdown body is copied byte for byte.
+//!   (`EX003`). The Markdown body is copied byte for byte. When anything was moved or
+//!   encoded, `metadata.skillc-export` (compact JSON) records how, so that
+//!   [`restore_skill_md`] can rebuild the original frontmatter on import.
 //! - **Archive.** Entries `<name>/SKILL.md` and `<name>/<support file>`, sorted by path, all
 //!   dated 1980-01-01 00:00:00 (the zip epoch; `SOURCE_DATE_EPOCH` is not needed because no
 //!   time of the build enters the archive), deflate-compressed, mode 0644 (0755 for files
@@ -61,36 +63,58 @@ pub fn standard_skill_md(file: &str, text: &str, dir_name: &str) -> Exported {
     let src = Source::new(file, text);
     let mut top: Vec<(String, Value)> = Vec::new();
     let mut metadata: Vec<(String, Value)> = Vec::new();
-    let mut moved: Vec<(String, Value, std::ops::Range<usize>)> = Vec::new();
+    let mut moved: Vec<(String, Value, std::ops::Range<usize>, Kind)> = Vec::new();
     let mut metadata_at = None;
+    let mut marker = Marker {
+        v: 1,
+        ..Marker::default()
+    };
     for e in root.as_map().unwrap_or_default() {
         let key = e.key.as_str();
+        marker.order.push(e.key.clone());
         if key == "metadata" {
             metadata_at = Some(top.len());
             match &e.value.kind {
                 NodeKind::Map { entries, .. } => {
-                    metadata.extend(entries.iter().map(|m| (m.key.clone(), Value::Str(stringify(&m.value)))));
+                    let mut keys = Vec::new();
+                    for m in entries {
+                        let (v, kind) = encode(&m.value);
+                        marker.note(&m.key, kind);
+                        keys.push(m.key.clone());
+                        metadata.push((m.key.clone(), v));
+                    }
+                    marker.metadata = Some(keys);
                 }
-                NodeKind::Scalar(s) if s.plain && s.value.is_empty() => {}
+                NodeKind::Scalar(s) if s.plain && s.value.is_empty() => marker.metadata = Some(Vec::new()),
                 // Not a mapping (only with --force: `check` rejects it): keep it whole.
-                _ => moved.push(("metadata".into(), Value::Str(stringify(&e.value)), e.key_span.clone())),
+                _ => {
+                    let (v, kind) = encode(&e.value);
+                    moved.push(("metadata".into(), v, e.key_span.clone(), kind));
+                }
             }
         } else if STANDARD_FIELDS.contains(&key) {
             let v = match (&e.value.kind, key) {
                 (NodeKind::Seq { items, .. }, "allowed-tools") if items.iter().all(|i| i.as_str().is_some()) => {
-                    Value::Str(items.iter().filter_map(Node::as_str).collect::<Vec<_>>().join(" "))
+                    let list: Vec<String> = items.iter().filter_map(Node::as_str).map(str::to_owned).collect();
+                    let joined = list.join(" ");
+                    marker.allowed_tools = Some(list);
+                    Value::Str(joined)
                 }
                 _ => Value::Str(stringify(&e.value)),
             };
             top.push((e.key.clone(), v));
         } else {
-            moved.push((e.key.clone(), Value::Str(stringify(&e.value)), e.key_span.clone()));
+            let (v, kind) = encode(&e.value);
+            moved.push((e.key.clone(), v, e.key_span.clone(), kind));
         }
     }
-    for (key, value, span) in moved {
-        let key = match metadata.iter().find(|(k, _)| *k == key) {
-            None => key,
-            Some((_, v)) if *v == value => continue,
+    for (key, value, span, kind) in moved {
+        let mkey = match metadata.iter().find(|(k, _)| *k == key) {
+            None => key.clone(),
+            Some((_, v)) if *v == value && marker.kind_of(&key) == kind => {
+                marker.moved.insert(key.clone(), key);
+                continue;
+            }
             Some(_) => {
                 let renamed = format!("frontmatter.{key}");
                 out.diagnostics.push(
@@ -107,7 +131,13 @@ pub fn standard_skill_md(file: &str, text: &str, dir_name: &str) -> Exported {
                 renamed
             }
         };
-        metadata.push((key, value));
+        marker.note(&mkey, kind);
+        marker.moved.insert(mkey.clone(), key);
+        metadata.push((mkey, value));
+    }
+    if marker.is_needed() {
+        let json = serde_json::to_string(&marker).unwrap_or_default();
+        metadata.push((MARKER.to_owned(), Value::Str(json)));
     }
     if !metadata.is_empty() {
         let at = metadata_at.unwrap_or(top.len()).min(top.len());
@@ -141,6 +171,163 @@ pub fn standard_skill_md(file: &str, text: &str, dir_name: &str) -> Exported {
         .extend(strict.diagnostics.into_iter().filter(|d| d.severity == Severity::Error));
     out.text = Some(new);
     out
+}
+
+/// The `metadata` key under which an export records how to undo itself ([`restore_skill_md`]).
+pub const MARKER: &str = "skillc-export";
+
+/// How an exported `metadata` value was encoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// A string: the value is the string.
+    Str,
+    /// A plain typed scalar (`true`, `42`): the value is its text.
+    Plain,
+    /// A mapping or list: the value is compact JSON.
+    Json,
+}
+
+/// What `metadata.skillc-export` records (compact JSON): enough to rebuild the original
+/// frontmatter. Present only when the export changed more than quoting.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Marker {
+    /// Format version: 1.
+    v: u32,
+    /// The original top-level keys, in order.
+    order: Vec<String>,
+    /// The original `metadata` keys, in order (`None`: there was no `metadata`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    metadata: Option<Vec<String>>,
+    /// Exported `metadata` key → the top-level key it came from.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    moved: std::collections::BTreeMap<String, String>,
+    /// `metadata` keys whose value is JSON.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    json: Vec<String>,
+    /// `metadata` keys whose value is a plain typed scalar's text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    plain: Vec<String>,
+    /// `allowed-tools` when it was a list (the export joins it with spaces).
+    #[serde(default, rename = "allowed-tools", skip_serializing_if = "Option::is_none")]
+    allowed_tools: Option<Vec<String>>,
+}
+
+impl Marker {
+    fn note(&mut self, key: &str, kind: Kind) {
+        let list = match kind {
+            Kind::Str => return,
+            Kind::Plain => &mut self.plain,
+            Kind::Json => &mut self.json,
+        };
+        if !list.iter().any(|k| k == key) {
+            list.push(key.to_owned());
+        }
+    }
+
+    fn kind_of(&self, key: &str) -> Kind {
+        if self.plain.iter().any(|k| k == key) {
+            Kind::Plain
+        } else if self.json.iter().any(|k| k == key) {
+            Kind::Json
+        } else {
+            Kind::Str
+        }
+    }
+
+    fn is_needed(&self) -> bool {
+        !(self.moved.is_empty() && self.json.is_empty() && self.plain.is_empty() && self.allowed_tools.is_none())
+    }
+}
+
+fn encode(node: &Node) -> (Value, Kind) {
+    match &node.kind {
+        NodeKind::Scalar(s) if s.plain && s.core_type() != crate::skill::yaml::ScalarType::Str => {
+            (Value::Str(s.value.clone()), Kind::Plain)
+        }
+        NodeKind::Scalar(s) => (Value::Str(s.value.clone()), Kind::Str),
+        _ => (Value::Str(stringify(node)), Kind::Json),
+    }
+}
+
+/// Undoes [`standard_skill_md`]: when the frontmatter of `text` carries
+/// `metadata.skillc-export`, returns the SKILL.md with the original top-level keys, key order,
+/// nested values and types back (comments and quoting styles are not restored; values read
+/// the same). `None` when `text` is not a skillc export (nothing to undo) or cannot be read.
+/// For `skillc import` of exported zips.
+pub fn restore_skill_md(text: &str) -> Option<String> {
+    let ctx = Context {
+        dir_name: "",
+        mode: Mode::Default,
+    };
+    let a = validate::analyze("SKILL.md", text.as_bytes(), &ctx);
+    let (root, body) = (a.frontmatter.as_ref()?, a.body.clone()?);
+    let md = root.get_value("metadata")?;
+    let marker: Marker = serde_json::from_str(md.get_value(MARKER)?.as_str()?).ok()?;
+    let decode = |key: &str, node: &Node| -> Value {
+        let text = node.as_str().unwrap_or_default();
+        if marker.json.iter().any(|k| k == key) {
+            serde_json::from_str(text)
+                .map(|j| Value::from_json(&j))
+                .unwrap_or(Value::Str(text.to_owned()))
+        } else if marker.plain.iter().any(|k| k == key) {
+            Value::Plain(text.to_owned())
+        } else {
+            Value::from_node(node)
+        }
+    };
+    let mut values: Vec<(String, Value)> = Vec::new();
+    for e in root.as_map().unwrap_or_default() {
+        if e.key == "allowed-tools"
+            && let Some(list) = &marker.allowed_tools
+        {
+            values.push((e.key.clone(), Value::strs(list.clone())));
+        } else if e.key != "metadata" {
+            values.push((e.key.clone(), Value::from_node(&e.value)));
+        }
+    }
+    let mut metadata: Vec<(String, Value)> = Vec::new();
+    for e in md.as_map().unwrap_or_default() {
+        if e.key == MARKER {
+            continue;
+        }
+        let v = decode(&e.key, &e.value);
+        if let Some(top) = marker.moved.get(&e.key) {
+            values.push((top.clone(), v.clone()));
+        }
+        if marker.metadata.as_ref().is_some_and(|keys| keys.contains(&e.key)) {
+            metadata.push((e.key.clone(), v));
+        }
+    }
+    if let Some(keys) = &marker.metadata {
+        metadata.sort_by_key(|(k, _)| keys.iter().position(|o| o == k));
+        values.push(("metadata".into(), Value::Map(metadata)));
+    }
+    let mut top: Vec<(String, Value)> = Vec::new();
+    for key in &marker.order {
+        if let Some(i) = values.iter().position(|(k, _)| k == key) {
+            top.push(values.remove(i));
+        }
+    }
+    top.extend(values);
+    let eol = if text[..body.start].contains("\r\n") {
+        "\r\n"
+    } else {
+        "\n"
+    };
+    let mut new = String::with_capacity(text.len());
+    new.push_str("---");
+    new.push_str(eol);
+    new.push_str(&yaml_out::render_mapping(&top, eol));
+    new.push_str("---");
+    let src = Source::new("SKILL.md", text);
+    if frontmatter::split(&src)
+        .0
+        .is_some_and(|s| s.body.start > s.close_fence.end)
+    {
+        new.push_str(eol);
+    }
+    new.push_str(&text[body]);
+    Some(new)
 }
 
 /// A node as the string the standard's `metadata` holds: a scalar's text, or compact JSON
@@ -219,7 +406,7 @@ mod tests {
         assert_eq!(
             e.text.as_deref(),
             Some(
-                "---\nname: demo\ndescription: A demo. Use it.\nallowed-tools: \"Read Bash(git:*)\"\nmetadata:\n  author: me\n  openclaw: \"{\\\"requires\\\":{\\\"bins\\\":[\\\"gog\\\"]},\\\"always\\\":true}\"\n  version: 1.0.0\n  platforms: \"[\\\"linux\\\",\\\"macos\\\"]\"\n---\n# Body\n\n---\nkept\n"
+                "---\nname: demo\ndescription: A demo. Use it.\nallowed-tools: \"Read Bash(git:*)\"\nmetadata:\n  author: me\n  openclaw: \"{\\\"requires\\\":{\\\"bins\\\":[\\\"gog\\\"]},\\\"always\\\":true}\"\n  version: 1.0.0\n  platforms: \"[\\\"linux\\\",\\\"macos\\\"]\"\n  skillc-export: \"{\\\"v\\\":1,\\\"order\\\":[\\\"name\\\",\\\"description\\\",\\\"version\\\",\\\"platforms\\\",\\\"allowed-tools\\\",\\\"metadata\\\"],\\\"metadata\\\":[\\\"author\\\",\\\"openclaw\\\"],\\\"moved\\\":{\\\"platforms\\\":\\\"platforms\\\",\\\"version\\\":\\\"version\\\"},\\\"json\\\":[\\\"openclaw\\\",\\\"platforms\\\"],\\\"allowed-tools\\\":[\\\"Read\\\",\\\"Bash(git:*)\\\"]}\"\n---\n# Body\n\n---\nkept\n"
             )
         );
     }
@@ -239,6 +426,47 @@ mod tests {
         // Equal values merge silently.
         let e = export("---\nname: demo\ndescription: d\nversion: \"1.0\"\nmetadata:\n  version: \"1.0\"\n---\n");
         assert!(e.diagnostics.is_empty());
+    }
+
+    /// The frontmatter as typed JSON, and the body.
+    fn meaning(text: &str) -> (serde_json::Value, String) {
+        let a = validate::analyze(
+            "SKILL.md",
+            text.as_bytes(),
+            &Context {
+                dir_name: "demo",
+                mode: Mode::Default,
+            },
+        );
+        let body = a.body.clone().map(|b| text[b].to_owned()).unwrap_or_default();
+        (a.frontmatter.map(|f| f.to_json_typed()).unwrap_or_default(), body)
+    }
+
+    #[test]
+    fn restore_undoes_the_export() {
+        let original = "---\nname: demo\ndescription: A demo.\nversion: 1.0\nplatforms: [linux, macos]\nallowed-tools:\n  - Read\n  - Bash(git add:*)\nuser-invocable: true\nmetadata:\n  author: me\n  count: 3\n  version: \"1.0\"\n  openclaw: {requires: {bins: [gog]}, always: true, n: 0x1F}\nlicense: MIT\n---\nbody --- text\n";
+        let e = export(original);
+        let exported = e.text.expect("exported");
+        assert_eq!(
+            e.diagnostics.iter().map(|d| d.rule.code).collect::<Vec<_>>(),
+            vec!["EX003"],
+            "`version` 1.0 (a float) and \"1.0\" (a string) differ"
+        );
+        let restored = restore_skill_md(&exported).expect("an export");
+        let (m_orig, b_orig) = meaning(original);
+        let (m_back, b_back) = meaning(&restored);
+        assert_eq!(b_back, b_orig);
+        // Hex integers come back as their value (0x1F → 31); everything else as it was.
+        let mut expected = m_orig;
+        expected["metadata"]["openclaw"]["n"] = serde_json::json!(31);
+        assert_eq!(m_back, expected, "{restored}");
+        let keys = |v: &serde_json::Value| v.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>());
+        assert_eq!(keys(&m_back), keys(&expected), "key order is restored");
+        // A skill that is not a skillc export has nothing to undo.
+        assert_eq!(restore_skill_md(original), None);
+        // A standard skill exports unchanged and without a marker.
+        let plain = "---\nname: demo\ndescription: Plain.\nmetadata:\n  author: me\n---\nbody\n";
+        assert_eq!(export(plain).text.as_deref(), Some(plain));
     }
 
     #[test]

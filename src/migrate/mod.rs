@@ -1215,7 +1215,7 @@ fn merge_list(gaia: &mut Value, path: &[&str], items: Vec<String>) {
     cur.set(last, Value::Seq(list));
 }
 
-/// Parses `text` and returns the frontmatter root, for callers that only need detection.
+/// The vendor formats a SKILL.md text uses (empty when its frontmatter cannot be read).
 pub fn detect_text(text: &str) -> Vec<Vendor> {
     let src = Source::new("SKILL.md", text);
     let (split, _) = frontmatter::split(&src);

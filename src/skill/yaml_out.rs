@@ -103,6 +103,20 @@ impl Value {
         matches!(self, Value::Map(e) if e.is_empty()) || matches!(self, Value::Seq(s) if s.is_empty())
     }
 
+    /// A JSON value: strings stay strings, numbers, booleans and null become plain scalars.
+    pub fn from_json(j: &serde_json::Value) -> Value {
+        match j {
+            serde_json::Value::String(s) => Value::Str(s.clone()),
+            serde_json::Value::Null => Value::Plain("null".into()),
+            serde_json::Value::Bool(b) => Value::Plain(b.to_string()),
+            serde_json::Value::Number(n) => Value::Plain(n.to_string()),
+            serde_json::Value::Array(a) => Value::Seq(a.iter().map(Value::from_json).collect()),
+            serde_json::Value::Object(o) => {
+                Value::Map(o.iter().map(|(k, v)| (k.clone(), Value::from_json(v))).collect())
+            }
+        }
+    }
+
     /// The value as JSON (strings for every scalar but the plain typed ones, which keep
     /// their YAML 1.2 core type).
     pub fn to_json(&self) -> serde_json::Value {
