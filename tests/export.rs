@@ -334,3 +334,56 @@ fn cli_finds_skills_by_name_and_refuses_invalid_ones() {
     assert_eq!(missing.code, Some(2));
     assert!(missing.stderr.contains("no skill named `nope`"), "{}", missing.stderr);
 }
+
+#[test]
+fn every_valid_corpus_skill_md_exports_strictly_valid_and_restores() {
+    let Some(corpus) = corpus() else { return };
+    let mut exported = 0;
+    for e in walkdir::WalkDir::new(&corpus).sort_by_file_name() {
+        let e = e.expect("walkable");
+        if e.file_name() != "SKILL.md" {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(e.path()) else {
+            continue;
+        };
+        let dir = e.path().parent().expect("a folder");
+        let dir_name = dir.file_name().expect("named").to_string_lossy().into_owned();
+        let ctx = Context {
+            dir_name: &dir_name,
+            mode: Mode::Default,
+        };
+        let a = validate::analyze("SKILL.md", text.as_bytes(), &ctx);
+        if a.diagnostics
+            .iter()
+            .any(|d| d.severity == skillc::diag::Severity::Error)
+        {
+            continue;
+        }
+        let name = a
+            .model
+            .name
+            .as_ref()
+            .map(|n| n.value.clone())
+            .expect("a valid skill has a name");
+        let out = skillc::export::standard_skill_md("SKILL.md", &text, &name);
+        assert!(
+            out.diagnostics
+                .iter()
+                .all(|d| d.severity != skillc::diag::Severity::Error),
+            "{}: {:?}",
+            e.path().display(),
+            out.diagnostics
+        );
+        let new = out.text.expect("exported");
+        let restored = skillc::export::restore_skill_md(&new).unwrap_or(new);
+        assert_eq!(
+            meaning(&restored),
+            meaning(&text),
+            "{}: restore differs",
+            e.path().display()
+        );
+        exported += 1;
+    }
+    assert!(exported > 1000, "only {exported} corpus skills exported");
+}
