@@ -420,3 +420,11 @@ fn cli_dry_run_writes_nothing_and_write_rewrites_in_place() {
     let usage = skillc(tmp.path(), ["migrate", "hermes-all-fields", "--write", "--out", "x"]);
     assert_eq!(usage.code, Some(2), "--write and --out conflict");
 }
+
+#[test]
+fn cli_human_report() {
+    let dir = manifest_dir().join("tests/fixtures/migrate");
+    let run = skillc(&dir, ["migrate", "openclaw-all-fields", "hermes-all-fields"]);
+    assert_eq!(run.code, Some(1));
+    insta_settings().bind(|| insta::assert_snapshot!("migrate_cli_human_report", run.stdout));
+}

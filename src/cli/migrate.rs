@@ -82,6 +82,8 @@ struct Summary {
 
 struct Done {
     display: String,
+    /// The SKILL.md, as shown in diagnostics.
+    file: String,
     migration: Migration,
     written: Option<String>,
 }
@@ -144,6 +146,7 @@ pub(crate) fn run(args: &MigrateArgs, out: &mut Printer) -> anyhow::Result<Statu
         };
         done.push(Done {
             display,
+            file,
             migration,
             written,
         });
@@ -274,13 +277,16 @@ fn print_human(out: &mut Printer, d: &Done) -> anyhow::Result<()> {
     out.line(&format!("{}: {outcome}{from}{written}", d.display))?;
     for f in &m.fields {
         let target = f.target.as_ref().map(|t| format!(" → {t}")).unwrap_or_default();
-        out.line(&format!(
-            "  {:<12} {}{target} (line {}): {}",
-            f.status.label(),
-            f.field,
-            f.line,
-            f.message
-        ))?;
+        match f.diagnostic(&d.file) {
+            // Problems as `file:line:col: severity[CODE]: message`, like `check --format short`.
+            Some(diag) => out.line(&format!("  {:<12} {}", f.status.label(), diag::render_short(&diag)))?,
+            None => out.line(&format!(
+                "  {:<12} {}{target}: {}",
+                f.status.label(),
+                f.field,
+                f.message
+            ))?,
+        }
     }
     for diag in m
         .diagnostics

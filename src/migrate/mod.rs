@@ -100,6 +100,30 @@ pub struct FieldReport {
     pub line: u32,
     /// 1-based column.
     pub column: u32,
+    /// `MG001` (blocked) or `MG002` (needs review).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<&'static str>,
+    /// Where the field's value is in the original SKILL.md.
+    #[serde(skip)]
+    pub span: Span,
+}
+
+impl FieldReport {
+    /// The line as a diagnostic (`MG001` blocked, `MG002` needs review) in `file`, for
+    /// renderers that show file:line:col; `None` for the other statuses.
+    pub fn diagnostic(&self, file: &str) -> Option<Diagnostic> {
+        let rule = match self.status {
+            FieldStatus::Blocked => &rules::MG001,
+            FieldStatus::NeedsReview => &rules::MG002,
+            _ => return None,
+        };
+        Some(Diagnostic::new(
+            rule,
+            file,
+            self.span.clone(),
+            format!("`{}`: {}", self.field, self.message),
+        ))
+    }
 }
 
 /// The overall outcome for one skill.
@@ -144,32 +168,6 @@ impl Migration {
         r.sort();
         r.dedup();
         r
-    }
-
-    /// The review lines as diagnostics (`MG001` blocked, `MG002` needs review), for renderers
-    /// that show file:line:col.
-    pub fn field_diagnostics(&self, file: &str) -> Vec<Diagnostic> {
-        self.fields
-            .iter()
-            .filter_map(|f| {
-                let rule = match f.status {
-                    FieldStatus::Blocked => &rules::MG001,
-                    FieldStatus::NeedsReview => &rules::MG002,
-                    _ => return None,
-                };
-                let pos = crate::diag::Pos {
-                    offset: 0,
-                    line: f.line,
-                    column: f.column,
-                };
-                Some(Diagnostic::new(
-                    rule,
-                    file,
-                    Span::at(pos),
-                    format!("`{}`: {}", f.field, f.message),
-                ))
-            })
-            .collect()
     }
 }
 
@@ -407,6 +405,12 @@ impl Writer<'_> {
             message: message.into(),
             line: span.start.line,
             column: span.start.column,
+            code: match status {
+                FieldStatus::Blocked => Some(rules::MG001.code),
+                FieldStatus::NeedsReview => Some(rules::MG002.code),
+                _ => None,
+            },
+            span,
         });
     }
 
