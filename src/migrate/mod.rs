@@ -120,7 +120,7 @@ impl FieldReport {
         Some(Diagnostic::new(
             rule,
             file,
-            self.span.clone(),
+            self.span,
             format!("`{}`: {}", self.field, self.message),
         ))
     }
