@@ -101,6 +101,13 @@ rules! {
     AD001 "l1-vocabulary" Error "L1: the executor name is outside the closed vocabulary or breaks the name grammar.";
     AD002 "l2-catalog-collision" Error "L2: the executor name is already taken in the catalog by another skill.";
     AD003 "duplicate-skill-name" Error "Two skills of one catalog have the same name.";
+    MG001 "migrate-blocked" Error "A migrated capability that GAIA cannot grant at the `experimental` tier.";
+    MG002 "migrate-needs-review" Warning "A migrated field a person must review: GAIA has no equivalent.";
+    MG003 "migrate-failed" Error "A skill that cannot be migrated: unreadable, or the result would fail `skillc check`.";
+    MG004 "migrate-nothing" Warning "A skill without Hermes or OpenClaw metadata to migrate.";
+    EX001 "export-check-failed" Error "A skill that fails `skillc check` is not exported (unless `--force`).";
+    EX002 "export-file-skipped" Warning "A file of the skill folder that is not exported.";
+    EX003 "export-metadata-collision" Warning "A top-level key that is also a `metadata` key, exported under another name.";
 }
 
 /// Looks a rule up by code, case-insensitively (`sk001` finds `SK001`).

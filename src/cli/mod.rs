@@ -6,7 +6,9 @@
 
 mod build;
 mod check;
+mod export;
 mod keys;
+mod migrate;
 mod output;
 mod plan;
 mod project;
@@ -102,6 +104,12 @@ pub enum Command {
     Verify(verify::VerifyArgs),
     /// Create a signing key pair (minisign format).
     Keygen(keys::KeygenArgs),
+    /// Rewrite Hermes / OpenClaw skills into the GAIA format (`metadata.gaia`), with a review
+    /// report; a dry run unless `--write` or `--out DIR`.
+    Migrate(migrate::MigrateArgs),
+    /// Export a skill for other agents: a deterministic zip (`<name>/SKILL.md` and its files),
+    /// or the bare SKILL.md, with only the standard frontmatter keys at the top level.
+    Export(export::ExportArgs),
     /// Print the vocabulary in use (the project's `vocabulary.toml`, else the built-in one);
     /// `skillc vocabulary --default > vocabulary.toml` starts a project vocabulary.
     Vocabulary {
@@ -171,6 +179,8 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
         Command::Build(b) => build::run(&b, &mut out),
         Command::Verify(v) => verify::run(&v, &mut out),
         Command::Keygen(k) => keys::keygen(&k, &mut out),
+        Command::Migrate(m) => migrate::run(&m, &mut out),
+        Command::Export(e) => export::run(&e, &mut out),
         Command::ReadProperties { path } => props::read_properties(&path, &mut out),
         Command::ToPrompt { paths } => props::to_prompt(&paths, &mut out),
         Command::Explain { code } => explain(code.as_deref(), &mut out),

@@ -11,6 +11,7 @@ pub mod source;
 pub mod tools;
 pub mod validate;
 pub mod yaml;
+pub mod yaml_out;
 
 use crate::db::{Contents, Settings, SkillSource};
 use crate::diag::{Diagnostic, Pos, Span};

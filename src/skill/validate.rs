@@ -615,7 +615,10 @@ impl Validator<'_, '_> {
                     .extend(g.env_vars.iter().map(|v| env_credential(v, None, false)));
                 self.model.gaia = Some(g);
             } else if key == "hermes" {
-                if e.value.as_map().is_none() {
+                if e.value.as_map().is_some() {
+                    // `skillc migrate` moves Hermes' top-level fields here; read them alike.
+                    self.check_hermes_fields(&e.value);
+                } else {
                     let d = self.diag(
                         &rules::SK056,
                         &e.value.span,
