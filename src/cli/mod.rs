@@ -6,6 +6,7 @@
 
 mod build;
 mod check;
+mod import;
 mod keys;
 mod output;
 mod plan;
@@ -100,6 +101,9 @@ pub enum Command {
     Build(build::BuildArgs),
     /// Verify a built catalog: signatures, hashes, completeness, expiry, rollback.
     Verify(verify::VerifyArgs),
+    /// Import skills from folders, git repositories, URLs, agentskills.io or zip archives into
+    /// the skills root; never overwrites, records each in `skillc.lock`.
+    Import(import::ImportArgs),
     /// Create a signing key pair (minisign format).
     Keygen(keys::KeygenArgs),
     /// Print the vocabulary in use (the project's `vocabulary.toml`, else the built-in one);
@@ -170,6 +174,7 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
         Command::Plan(p) => plan::run(&p, &mut out),
         Command::Build(b) => build::run(&b, &mut out),
         Command::Verify(v) => verify::run(&v, &mut out),
+        Command::Import(i) => import::run(&i, &mut out),
         Command::Keygen(k) => keys::keygen(&k, &mut out),
         Command::ReadProperties { path } => props::read_properties(&path, &mut out),
         Command::ToPrompt { paths } => props::to_prompt(&paths, &mut out),
