@@ -63,9 +63,14 @@ pub(crate) fn run(args: &ImportArgs, out: &mut Printer) -> anyhow::Result<Status
     let project = project::load(&cwd, out)?;
     let into = match &args.into {
         Some(p) => cwd.join(p),
-        None => project
-            .root
-            .join(project.config.skills.first().cloned().unwrap_or_else(|| PathBuf::from("skills"))),
+        None => project.root.join(
+            project
+                .config
+                .skills
+                .first()
+                .cloned()
+                .unwrap_or_else(|| PathBuf::from("skills")),
+        ),
     };
     std::fs::create_dir_all(&into).with_context(|| format!("creating the skills root {}", into.display()))?;
     let wall = std::time::SystemTime::now()
@@ -121,7 +126,9 @@ pub(crate) fn run(args: &ImportArgs, out: &mut Printer) -> anyhow::Result<Status
                     out.line(&line)?;
                 }
             }
-            out.line(&format!("import: {imported} imported, {skipped} skipped, {failed} failed"))?;
+            out.line(&format!(
+                "import: {imported} imported, {skipped} skipped, {failed} failed"
+            ))?;
         }
     }
     out.flush()?;
@@ -156,7 +163,9 @@ fn human(o: &Outcome) -> Vec<String> {
         import::Status::Failed => format!("failed   {}: {reason}{code}", o.source),
     });
     for n in &o.notes {
-        let sev = crate::rules::find(n.code).map(|r| r.severity.to_string()).unwrap_or_default();
+        let sev = crate::rules::find(n.code)
+            .map(|r| r.severity.to_string())
+            .unwrap_or_default();
         lines.push(format!("  {sev}[{}]: {}", n.code, n.message));
     }
     for d in &o.diagnostics {

@@ -214,7 +214,11 @@ mod tests {
         let files = read_skill(&export, LIMITS).unwrap();
         let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(paths, ["SKILL.md", "scripts/a.py"]);
-        let flat = zip_of(&[("SKILL.md", b"s"), ("references/r.md", b"r"), ("__MACOSX/._SKILL.md", b"x")]);
+        let flat = zip_of(&[
+            ("SKILL.md", b"s"),
+            ("references/r.md", b"r"),
+            ("__MACOSX/._SKILL.md", b"x"),
+        ]);
         assert_eq!(read_skill(&flat, LIMITS).unwrap().len(), 2);
         let two = zip_of(&[("a/SKILL.md", b"s"), ("b/SKILL.md", b"s")]);
         assert_eq!(read_skill(&two, LIMITS), Err(Refusal::NoSkill));
@@ -238,7 +242,8 @@ mod tests {
         );
         let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
         w.start_file("SKILL.md", SimpleFileOptions::default()).unwrap();
-        w.add_symlink("link", "/etc/passwd", SimpleFileOptions::default()).unwrap();
+        w.add_symlink("link", "/etc/passwd", SimpleFileOptions::default())
+            .unwrap();
         let linked = w.finish().unwrap().into_inner();
         assert_eq!(read_skill(&linked, LIMITS), Err(Refusal::Symlink("link".into())));
         let slip = zip_of(&[("SKILL.md", b"s"), ("../evil", b"x")]);

@@ -49,9 +49,14 @@ pub fn reset_tier(bytes: &[u8]) -> Result<TierReset, String> {
         return Ok(TierReset::Unchanged);
     };
     let claimed = match node.as_str() {
-        Some(s) if s == "experimental" => return Ok(TierReset::Unchanged),
+        Some("experimental") => return Ok(TierReset::Unchanged),
         Some(s) => s.to_owned(),
-        None => return Err(format!("`metadata.gaia.security_tier` is {}, not a tier name", node.describe())),
+        None => {
+            return Err(format!(
+                "`metadata.gaia.security_tier` is {}, not a tier name",
+                node.describe()
+            ));
+        }
     };
     let span = node.span.clone();
     if span.end > bytes.len() || span.is_empty() {
@@ -63,12 +68,22 @@ pub fn reset_tier(bytes: &[u8]) -> Result<TierReset, String> {
     let line = &line[..line.iter().position(|b| *b == b'\n').unwrap_or(line.len())];
     let (len, replacement): (usize, &[u8]) = match line.first() {
         Some(&q @ (b'"' | b'\'')) => match line[1..].iter().position(|b| *b == q) {
-            Some(close) => (close + 2, if q == b'"' { b"\"experimental\"" } else { b"'experimental'" }),
+            Some(close) => (
+                close + 2,
+                if q == b'"' {
+                    b"\"experimental\""
+                } else {
+                    b"'experimental'"
+                },
+            ),
             None => (usize::MAX, b""),
         },
         _ => {
             let end = line.windows(2).position(|w| w == b" #").unwrap_or(line.len());
-            let trimmed = line[..end].iter().rposition(|b| !b.is_ascii_whitespace()).map_or(0, |i| i + 1);
+            let trimmed = line[..end]
+                .iter()
+                .rposition(|b| !b.is_ascii_whitespace())
+                .map_or(0, |i| i + 1);
             (trimmed, b"experimental")
         }
     };
@@ -142,17 +157,26 @@ mod tests {
         let TierReset::Reset { bytes, .. } = reset_tier(quoted.as_bytes()).unwrap() else {
             panic!("expected a reset")
         };
-        assert_eq!(String::from_utf8(bytes).unwrap(), GAIA.replace("community", "\"experimental\""));
+        assert_eq!(
+            String::from_utf8(bytes).unwrap(),
+            GAIA.replace("community", "\"experimental\"")
+        );
         let single = GAIA.replace("community  # claimed", "'community'");
         let TierReset::Reset { bytes, .. } = reset_tier(single.as_bytes()).unwrap() else {
             panic!("expected a reset")
         };
-        assert_eq!(String::from_utf8(bytes).unwrap(), GAIA.replace("community  # claimed", "'experimental'"));
+        assert_eq!(
+            String::from_utf8(bytes).unwrap(),
+            GAIA.replace("community  # claimed", "'experimental'")
+        );
     }
 
     #[test]
     fn leaves_other_files_alone() {
-        assert_eq!(reset_tier(b"---\nname: x\ndescription: d\n---\n"), Ok(TierReset::Unchanged));
+        assert_eq!(
+            reset_tier(b"---\nname: x\ndescription: d\n---\n"),
+            Ok(TierReset::Unchanged)
+        );
         let exp = GAIA.replace("community", "experimental");
         assert_eq!(reset_tier(exp.as_bytes()), Ok(TierReset::Unchanged));
         assert_eq!(reset_tier(b"no frontmatter"), Ok(TierReset::Unchanged));
@@ -162,7 +186,8 @@ mod tests {
 
     #[test]
     fn finds_missing_scripts() {
-        let body = "Run `python3 scripts/fetch.py --x` or {baseDir}/scripts/tool.sh.\nSee myscripts/no and scripts/ alone.";
+        let body =
+            "Run `python3 scripts/fetch.py --x` or {baseDir}/scripts/tool.sh.\nSee myscripts/no and scripts/ alone.";
         assert_eq!(missing_scripts(body, ["scripts/tool.sh"]), ["scripts/fetch.py"]);
         assert!(missing_scripts("no scripts here", []).is_empty());
     }

@@ -246,13 +246,19 @@ fn run_git(args: &[&str], dir: Option<&Path>) -> Result<String, FetchError> {
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     } else {
         let stderr = String::from_utf8_lossy(&output.stderr);
-        let last = stderr
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .next_back()
+        // git's first `fatal:`/`error:` line says what went wrong; the lines after it advise.
+        let lines: Vec<&str> = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+        let line = lines
+            .iter()
+            .find(|l| l.starts_with("fatal: ") || l.starts_with("error: "))
+            .or(lines.last())
+            .copied()
             .unwrap_or("git failed");
-        Err(FetchError(last.strip_prefix("fatal: ").unwrap_or(last).to_owned()))
+        let line = line
+            .strip_prefix("fatal: ")
+            .or_else(|| line.strip_prefix("error: "))
+            .unwrap_or(line);
+        Err(FetchError(line.to_owned()))
     }
 }
 
@@ -268,8 +274,18 @@ fn wait_with_timeout(mut child: std::process::Child, limit: Duration) -> Result<
             buf
         })
     };
-    let out = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
-    let err = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>));
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
+    );
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break s,

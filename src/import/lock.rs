@@ -88,7 +88,10 @@ pub fn render(lock: &Lock) -> String {
 pub fn parse(text: &str) -> Result<Lock, String> {
     let file: File = toml::from_str(text).map_err(|e| e.message().trim().to_owned())?;
     if file.version != VERSION {
-        return Err(format!("unsupported version {} (this skillc writes {VERSION})", file.version));
+        return Err(format!(
+            "unsupported version {} (this skillc writes {VERSION})",
+            file.version
+        ));
     }
     let mut lock = Lock::default();
     for e in file.skill {

@@ -284,14 +284,22 @@ fn acquire(source: &str, options: &Options, locked: bool) -> Result<Acquired, Fa
     let fetch_err = |e: fetch::FetchError| (&rules::IM002, e.0);
     match spec {
         Spec::Local(p) => {
-            let p = if locked && p.is_relative() { options.root.join(p) } else { p };
+            let p = if locked && p.is_relative() {
+                options.root.join(p)
+            } else {
+                p
+            };
             local(&p, limits, zip_limits)
         }
         Spec::Git { url, reference, path } => git(&cache()?, &url, reference.as_deref(), &path, limits),
         Spec::AgentSkills { author, skill } => {
-            let Spec::Git { url, reference, path } = spec::agentskills_repository(&options.agentskills_base, &author, &skill)
+            let Spec::Git { url, reference, path } =
+                spec::agentskills_repository(&options.agentskills_base, &author, &skill)
             else {
-                return Err((&rules::IM001, "agentskills.io address did not resolve to a repository".into()));
+                return Err((
+                    &rules::IM001,
+                    "agentskills.io address did not resolve to a repository".into(),
+                ));
             };
             let mut a = git(&cache()?, &url, reference.as_deref(), &path, limits)?;
             a.resolved = a.resolved.map(|c| format!("{url}@{c}"));
@@ -299,7 +307,8 @@ fn acquire(source: &str, options: &Options, locked: bool) -> Result<Acquired, Fa
         }
         Spec::Raw(url) => {
             let f = fetch::http(&cache()?, &url, limits.skill_md_bytes).map_err(fetch_err)?;
-            let bytes = std::fs::read(&f.path).map_err(|e| (&rules::IM002, format!("cache {}: {e}", f.path.display())))?;
+            let bytes =
+                std::fs::read(&f.path).map_err(|e| (&rules::IM002, format!("cache {}: {e}", f.path.display())))?;
             Ok(Acquired {
                 files: vec![("SKILL.md".into(), bytes)],
                 resolved: None,
@@ -309,7 +318,8 @@ fn acquire(source: &str, options: &Options, locked: bool) -> Result<Acquired, Fa
         }
         Spec::RemoteZip(url) => {
             let f = fetch::http(&cache()?, &url, archive::MAX_TOTAL_BYTES).map_err(fetch_err)?;
-            let bytes = std::fs::read(&f.path).map_err(|e| (&rules::IM002, format!("cache {}: {e}", f.path.display())))?;
+            let bytes =
+                std::fs::read(&f.path).map_err(|e| (&rules::IM002, format!("cache {}: {e}", f.path.display())))?;
             let files = archive::read_skill(&bytes, zip_limits).map_err(|e| (&rules::IM004, e.to_string()))?;
             Ok(Acquired {
                 files,
@@ -323,20 +333,29 @@ fn acquire(source: &str, options: &Options, locked: bool) -> Result<Acquired, Fa
 
 fn git(cache: &Cache, url: &str, reference: Option<&str>, path: &str, limits: Limits) -> Result<Acquired, Failure> {
     let f = fetch::git(cache, url, reference).map_err(|e| (&rules::IM002, e.0))?;
-    let dir = if path.is_empty() { f.path.clone() } else { f.path.join(path) };
+    let dir = if path.is_empty() {
+        f.path.clone()
+    } else {
+        f.path.join(path)
+    };
     if !dir.is_dir() {
         return Err((
             &rules::IM003,
-            format!("the repository has no folder `{path}` at {}", f.resolved.as_deref().unwrap_or("its HEAD")),
+            format!(
+                "the repository has no folder `{path}` at {}",
+                f.resolved.as_deref().unwrap_or("its HEAD")
+            ),
         ));
     }
-    let files = read_dir(&dir, limits).map_err(|(rule, msg)| {
-        if rule.code == rules::IM003.code && path.is_empty() {
-            (rule, format!("{msg}; name the skill's folder inside the repository as `URL#ref:path`"))
-        } else {
-            (rule, msg)
-        }
-    })?;
+    let files =
+        read_dir(&dir, limits).map_err(|(rule, msg)| match (rule.code == rules::IM003.code, path.is_empty()) {
+            (true, true) => (
+                rule,
+                "no SKILL.md at the repository root; name the skill's folder as `URL#ref:path`".to_owned(),
+            ),
+            (true, false) => (rule, format!("no SKILL.md in the repository's `{path}`")),
+            _ => (rule, msg),
+        })?;
     Ok(Acquired {
         files,
         resolved: f.resolved,
@@ -346,7 +365,14 @@ fn git(cache: &Cache, url: &str, reference: Option<&str>, path: &str, limits: Li
 }
 
 fn local(p: &Path, limits: Limits, zip_limits: archive::ArchiveLimits) -> Result<Acquired, Failure> {
-    let meta = std::fs::metadata(p).map_err(|e| (&rules::IM001, format!("{}: {e}", p.display())))?;
+    let meta = std::fs::metadata(p).map_err(|e| {
+        let why = if e.kind() == std::io::ErrorKind::NotFound {
+            "no such file or folder".to_owned()
+        } else {
+            e.to_string()
+        };
+        (&rules::IM001, why)
+    })?;
     let read_capped = |cap: u64| -> Result<Vec<u8>, Failure> {
         if meta.len() > cap {
             return Err((
@@ -401,7 +427,9 @@ fn read_dir(dir: &Path, limits: Limits) -> Result<Vec<(String, Vec<u8>)>, Failur
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| {
-            e.depth() == 0 || !e.file_type().is_dir() || !load::SKIPPED_DIRS.contains(&e.file_name().to_string_lossy().as_ref())
+            e.depth() == 0
+                || !e.file_type().is_dir()
+                || !load::SKIPPED_DIRS.contains(&e.file_name().to_string_lossy().as_ref())
         });
     for entry in walker {
         let entry = entry.map_err(|e| (&rules::IM001, e.to_string()))?;
@@ -428,7 +456,10 @@ fn read_dir(dir: &Path, limits: Limits) -> Result<Vec<(String, Vec<u8>)>, Failur
         if files.len() >= limits.files_per_skill {
             return Err((
                 &rules::IM005,
-                format!("the skill holds more than {} files (limit `files_per_skill`)", limits.files_per_skill),
+                format!(
+                    "the skill holds more than {} files (limit `files_per_skill`)",
+                    limits.files_per_skill
+                ),
             ));
         }
         let cap = if rel == "SKILL.md" {
@@ -475,7 +506,11 @@ fn install(mut outcome: Outcome, mut acquired: Acquired, options: &Options) -> O
             .map(|d| format!("{}: {}", d.code(), d.message))
             .unwrap_or_else(|| "no `name`".into());
         outcome.diagnostics = analysis.diagnostics.clone();
-        return outcome.end(Status::Failed, &rules::IM003, format!("SKILL.md has no readable name ({why})"));
+        return outcome.end(
+            Status::Failed,
+            &rules::IM003,
+            format!("SKILL.md has no readable name ({why})"),
+        );
     };
     outcome.name = Some(name.clone());
     if crate::translate::provider_of(&name).is_none() {
@@ -491,9 +526,7 @@ fn install(mut outcome: Outcome, mut acquired: Acquired, options: &Options) -> O
         .map(|p| p.to_string_lossy().replace('\\', "/"))
         .unwrap_or_else(|_| dest.display().to_string());
     outcome.path = Some(shown.clone());
-    let exists = || {
-        format!("a skill named `{name}` already exists at {shown}; imports never overwrite")
-    };
+    let exists = || format!("a skill named `{name}` already exists at {shown}; imports never overwrite");
     if dest.symlink_metadata().is_ok() {
         return outcome.end(Status::Skipped, &rules::IM006, exists());
     }
@@ -542,7 +575,11 @@ fn install(mut outcome: Outcome, mut acquired: Acquired, options: &Options) -> O
                 .map(|d| format!("{}: {}", d.code(), d.message))
                 .unwrap_or_default();
             outcome.diagnostics = diags;
-            outcome.end(Status::Failed, &rules::IM005, format!("the skill does not pass `skillc check` ({first})"))
+            outcome.end(
+                Status::Failed,
+                &rules::IM005,
+                format!("the skill does not pass `skillc check` ({first})"),
+            )
         }
         Err(Commit::Exists) => outcome.end(Status::Skipped, &rules::IM006, exists()),
         Err(Commit::Io(e)) => outcome.end(Status::Failed, &rules::IM002, e),
@@ -589,7 +626,11 @@ fn stage_and_commit(
             if d.rule.code == rules::SK052.code {
                 notes.push(Note {
                     code: rules::IM008.code,
-                    message: format!("{} ({}); raise `security_tier` after review", d.message, rules::SK052.code),
+                    message: format!(
+                        "{} ({}); raise `security_tier` after review",
+                        d.message,
+                        rules::SK052.code
+                    ),
                 });
                 false
             } else {
@@ -623,7 +664,12 @@ pub fn validate_staged(stage: &Path, name: &str, limits: Limits) -> Result<Vec<D
     let db = Db::default();
     let settings = Settings::new(&db, Mode::Default, limits);
     for skill in load::to_inputs(&db, read) {
-        diags.extend(crate::skill::check_skill(&db, skill, settings).diagnostics.iter().cloned());
+        diags.extend(
+            crate::skill::check_skill(&db, skill, settings)
+                .diagnostics
+                .iter()
+                .cloned(),
+        );
     }
     Ok(diags)
 }

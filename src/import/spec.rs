@@ -152,12 +152,16 @@ fn is_plain_segment(s: &str) -> bool {
     !s.is_empty()
         && s != "."
         && s != ".."
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 fn is_url(s: &str) -> bool {
     if let Some((scheme, _)) = s.split_once("://") {
-        return !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+        return !scheme.is_empty()
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
     }
     // scp-like git syntax: `user@host:path` (a colon before any slash, and an `@`).
     match (s.find(':'), s.find('/'), s.find('@')) {
@@ -171,7 +175,11 @@ fn sub_path(p: &str) -> Result<String, SpecError> {
     if trimmed.is_empty() {
         return Ok(String::new());
     }
-    if trimmed.split('/').any(|seg| seg.is_empty() || seg == ".." || seg == ".") || p.contains('\\') {
+    if trimmed
+        .split('/')
+        .any(|seg| seg.is_empty() || seg == ".." || seg == ".")
+        || p.contains('\\')
+    {
         return Err(SpecError::BadSubPath(p.to_owned()));
     }
     Ok(trimmed.to_owned())
@@ -205,7 +213,10 @@ mod tests {
             parse("file:///tmp/repo#main:skills/pdf").unwrap(),
             git("file:///tmp/repo", Some("main"), "skills/pdf")
         );
-        assert_eq!(parse("file:///tmp/repo#v1").unwrap(), git("file:///tmp/repo", Some("v1"), ""));
+        assert_eq!(
+            parse("file:///tmp/repo#v1").unwrap(),
+            git("file:///tmp/repo", Some("v1"), "")
+        );
         assert_eq!(parse("file:///r#:a/b/").unwrap(), git("file:///r", None, "a/b"));
         assert_eq!(
             parse("https://github.com/o/r/tree/main/skills/pdf").unwrap(),
@@ -215,12 +226,15 @@ mod tests {
             parse("https://github.com/o/r/tree/v2").unwrap(),
             git("https://github.com/o/r", Some("v2"), "")
         );
-        assert_eq!(parse("https://github.com/o/r.git").unwrap(), git("https://github.com/o/r.git", None, ""));
-        assert_eq!(parse("git@github.com:o/r.git").unwrap(), git("git@github.com:o/r.git", None, ""));
         assert_eq!(
-            parse("file:///r#main:../x"),
-            Err(SpecError::BadSubPath("../x".into()))
+            parse("https://github.com/o/r.git").unwrap(),
+            git("https://github.com/o/r.git", None, "")
         );
+        assert_eq!(
+            parse("git@github.com:o/r.git").unwrap(),
+            git("git@github.com:o/r.git", None, "")
+        );
+        assert_eq!(parse("file:///r#main:../x"), Err(SpecError::BadSubPath("../x".into())));
     }
 
     #[test]
