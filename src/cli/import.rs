@@ -53,7 +53,9 @@ fn import_time() -> anyhow::Result<String> {
                 .with_context(|| format!("SOURCE_DATE_EPOCH must be a Unix time in seconds, not `{raw}`"))?;
             jiff::Timestamp::from_second(secs).context("SOURCE_DATE_EPOCH is out of range")?
         }
-        Err(_) => jiff::Timestamp::from_second(jiff::Timestamp::now().as_second()).unwrap_or_else(|_| jiff::Timestamp::now()),
+        Err(_) => {
+            jiff::Timestamp::from_second(jiff::Timestamp::now().as_second()).unwrap_or_else(|_| jiff::Timestamp::now())
+        }
     };
     Ok(now.to_string())
 }
