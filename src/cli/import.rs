@@ -75,6 +75,22 @@ pub(crate) fn run(args: &ImportArgs, out: &mut Printer) -> anyhow::Result<Status
         ),
     };
     std::fs::create_dir_all(&into).with_context(|| format!("creating the skills root {}", into.display()))?;
+    // One import at a time per project: two would race on skillc.lock.
+    let state_dir = project.root.join(".skillc");
+    super::keys::ignore_state_dir(&state_dir)?;
+    let lock_path = state_dir.join("import.lock");
+    let guard = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .with_context(|| lock_path.display().to_string())?;
+    if let Err(std::fs::TryLockError::WouldBlock) = guard.try_lock() {
+        anyhow::bail!(
+            "another skillc import is running in this project ({} is locked); wait for it to finish",
+            lock_path.display()
+        );
+    }
     let wall = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())

@@ -7,6 +7,7 @@
 //! | --- | --- |
 //! | `agentskills.io/<author>/<skill>` (optionally `https://`) | [`Spec::AgentSkills`] |
 //! | `https://github.com/<owner>/<repo>/tree/<ref>/<path>` | [`Spec::Git`] with ref and path |
+//! | `https://github.com/<owner>/<repo>/blob/<ref>/<path>/SKILL.md` | [`Spec::Git`], the file's folder |
 //! | `<git url>#<ref>:<path>`, `<git url>#<ref>`, `<git url>#:<path>` | [`Spec::Git`] |
 //! | `http(s)://…/<file>.md` | [`Spec::Raw`] (one SKILL.md) |
 //! | `http(s)://…/<file>.zip` | [`Spec::RemoteZip`] |
@@ -104,6 +105,19 @@ pub fn parse(source: &str) -> Result<Spec, SpecError> {
         // GitHub's browser form: https://github.com/<owner>/<repo>/tree/<ref>/<path…>.
         if let Some(rest) = bare.strip_prefix("github.com/") {
             let parts: Vec<&str> = rest.split('/').collect();
+            // …/blob/<ref>/<path>/SKILL.md is the page of a file: its folder is the skill.
+            if parts.len() >= 5
+                && parts[2] == "blob"
+                && !parts[3].is_empty()
+                && parts[parts.len() - 1].eq_ignore_ascii_case("skill.md")
+            {
+                let scheme = if lower.starts_with("http://") { "http" } else { "https" };
+                return Ok(Spec::Git {
+                    url: format!("{scheme}://github.com/{}/{}", parts[0], parts[1]),
+                    reference: Some(parts[3].to_owned()),
+                    path: sub_path(&parts[4..parts.len() - 1].join("/"))?,
+                });
+            }
             if parts.len() >= 4 && parts[2] == "tree" && !parts[3].is_empty() {
                 let scheme = if lower.starts_with("http://") { "http" } else { "https" };
                 return Ok(Spec::Git {
