@@ -689,6 +689,10 @@ fn local_folders_and_lone_skill_files() {
     let folder = src.path().join("kit");
     write(&folder.join("SKILL.md"), skill_md("kit", "Run `scripts/go.sh`.\n"));
     write(&folder.join("scripts/go.sh"), "#!/bin/sh\necho go\n");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(folder.join("scripts/go.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
     write(&folder.join("references/guide.md"), "# Guide\n");
     write(&folder.join("assets/template.txt"), "t\n");
     write(&folder.join(".git/config"), "ignored\n");
@@ -744,6 +748,18 @@ fn local_folders_and_lone_skill_files() {
             "tiered/SKILL.md"
         ]
     );
+    // Modes follow the source: the script stays executable, the rest does not become so.
+    let exec = |rel: &str| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(p.path().join("skills").join(rel))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o111
+            != 0
+    };
+    assert!(exec("kit/scripts/go.sh"));
+    assert!(!exec("kit/references/guide.md"));
     // Only the tier value changed.
     assert_eq!(
         String::from_utf8_lossy(&skills["tiered/SKILL.md"]),
@@ -761,6 +777,22 @@ fn local_folders_and_lone_skill_files() {
             .all(|s| *s == ("skipped".to_string(), "IM006".to_string()))
     );
     assert!(!p.path().join("skills/.skillc").exists());
+
+    // What an interrupted import leaves (a stage under `<into>/.skillc/`) is not a skill:
+    // `check` does not see it.
+    write(
+        &p.path().join("skills/.skillc/import-x/half/SKILL.md"),
+        skill_md("half", ""),
+    );
+    let r = p.run(&["check", "--format", "json"], &[]);
+    let report = r.json();
+    let names: Vec<&str> = report["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert_eq!(names, ["kit", "lone", "tiered"]);
 }
 
 #[test]

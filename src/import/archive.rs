@@ -6,6 +6,7 @@
 //! the folder form of the agentskills.io specification), SKILL.md at the archive root, or any
 //! single top folder holding SKILL.md. `__MACOSX/` metadata entries are ignored.
 
+use std::collections::BTreeSet;
 use std::io::{Cursor, Read};
 
 /// Caps on what an archive may hold.
@@ -89,14 +90,23 @@ pub fn entry_path(name: &str) -> Result<String, Refusal> {
     Ok(parts.join("/"))
 }
 
-/// Reads every file of the archive `bytes`, validating each entry, and returns the skill's
-/// files as (path relative to the skill folder, bytes), sorted by path.
+/// A skill read out of an archive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Extracted {
+    /// (path relative to the skill folder, bytes), sorted by path.
+    pub files: Vec<(String, Vec<u8>)>,
+    /// The paths whose Unix mode has an execute bit.
+    pub executable: BTreeSet<String>,
+}
+
+/// Reads every file of the archive `bytes`, validating each entry, and returns the skill.
 ///
 /// # Errors
 /// The first [`Refusal`]: nothing is returned for an archive with any bad entry.
-pub fn read_skill(bytes: &[u8], limits: ArchiveLimits) -> Result<Vec<(String, Vec<u8>)>, Refusal> {
+pub fn read_skill(bytes: &[u8], limits: ArchiveLimits) -> Result<Extracted, Refusal> {
     let mut zip = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| Refusal::NotZip(e.to_string()))?;
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut executable = BTreeSet::new();
     let mut total: u64 = 0;
     for i in 0..zip.len() {
         let entry = zip.by_index_raw(i).map_err(|e| Refusal::NotZip(e.to_string()))?;
@@ -120,6 +130,7 @@ pub fn read_skill(bytes: &[u8], limits: ArchiveLimits) -> Result<Vec<(String, Ve
                 limit: limits.entry_bytes,
             });
         }
+        let exec = entry.unix_mode().is_some_and(|m| m & 0o111 != 0);
         drop(entry);
         // The declared size is not trusted: read at most one byte past the limit.
         let entry = zip.by_index(i).map_err(|e| Refusal::NotZip(e.to_string()))?;
@@ -141,17 +152,20 @@ pub fn read_skill(bytes: &[u8], limits: ArchiveLimits) -> Result<Vec<(String, Ve
         if files.iter().any(|(p, _)| *p == path) {
             return Err(Refusal::Duplicate(raw));
         }
+        if exec {
+            executable.insert(path.clone());
+        }
         files.push((path, data));
     }
-    skill_root(files)
+    skill_root(files, executable)
 }
 
 /// Picks the skill out of an archive's files: SKILL.md at the root, else the files of the
 /// single top folder when it holds SKILL.md.
-fn skill_root(mut files: Vec<(String, Vec<u8>)>) -> Result<Vec<(String, Vec<u8>)>, Refusal> {
+fn skill_root(mut files: Vec<(String, Vec<u8>)>, executable: BTreeSet<String>) -> Result<Extracted, Refusal> {
     files.sort_by(|a, b| a.0.cmp(&b.0));
     if files.iter().any(|(p, _)| p == "SKILL.md") {
-        return Ok(files);
+        return Ok(Extracted { files, executable });
     }
     let top = |p: &str| p.split_once('/').map(|(t, _)| t.to_owned());
     let Some(first) = files.first().and_then(|(p, _)| top(p)) else {
@@ -166,7 +180,14 @@ fn skill_root(mut files: Vec<(String, Vec<u8>)>) -> Result<Vec<(String, Vec<u8>)
         .map(|(p, b)| (p[prefix.len()..].to_owned(), b))
         .collect();
     if inner.iter().any(|(p, _)| p == "SKILL.md") {
-        Ok(inner)
+        let executable = executable
+            .iter()
+            .filter_map(|p| p.strip_prefix(&prefix).map(str::to_owned))
+            .collect();
+        Ok(Extracted {
+            files: inner,
+            executable,
+        })
     } else {
         Err(Refusal::NoSkill)
     }
@@ -211,15 +232,21 @@ mod tests {
     #[test]
     fn layouts() {
         let export = zip_of(&[("pdf/", b""), ("pdf/SKILL.md", b"s"), ("pdf/scripts/a.py", b"p")]);
-        let files = read_skill(&export, LIMITS).unwrap();
-        let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+        let got = read_skill(&export, LIMITS).unwrap();
+        let paths: Vec<&str> = got.files.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(paths, ["SKILL.md", "scripts/a.py"]);
+        let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        w.start_file("s/SKILL.md", SimpleFileOptions::default()).unwrap();
+        w.start_file("s/run.sh", SimpleFileOptions::default().unix_permissions(0o755))
+            .unwrap();
+        let got = read_skill(&w.finish().unwrap().into_inner(), LIMITS).unwrap();
+        assert_eq!(got.executable, BTreeSet::from(["run.sh".to_owned()]));
         let flat = zip_of(&[
             ("SKILL.md", b"s"),
             ("references/r.md", b"r"),
             ("__MACOSX/._SKILL.md", b"x"),
         ]);
-        assert_eq!(read_skill(&flat, LIMITS).unwrap().len(), 2);
+        assert_eq!(read_skill(&flat, LIMITS).unwrap().files.len(), 2);
         let two = zip_of(&[("a/SKILL.md", b"s"), ("b/SKILL.md", b"s")]);
         assert_eq!(read_skill(&two, LIMITS), Err(Refusal::NoSkill));
         assert!(matches!(read_skill(b"not a zip", LIMITS), Err(Refusal::NotZip(_))));

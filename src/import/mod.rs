@@ -21,6 +21,7 @@ pub mod fetch;
 pub mod lock;
 pub mod spec;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -135,11 +136,16 @@ pub enum ImportError {
 /// source resolved to, and how the cache was used.
 struct Acquired {
     files: Vec<(String, Vec<u8>)>,
+    /// The files to write with execute permission (as the source had them).
+    executable: BTreeSet<String>,
     resolved: Option<String>,
     cache: Option<CacheUse>,
     /// A lone SKILL.md (local file or raw URL): its scripts cannot have come with it.
     lone: bool,
 }
+
+/// A skill's files (path relative to the skill folder, bytes) and the executable ones.
+type Files = (Vec<(String, Vec<u8>)>, BTreeSet<String>);
 
 /// Why acquiring failed: the rule and the message.
 type Failure = (&'static Rule, String);
@@ -311,6 +317,7 @@ fn acquire(source: &str, options: &Options, locked: bool) -> Result<Acquired, Fa
                 std::fs::read(&f.path).map_err(|e| (&rules::IM002, format!("cache {}: {e}", f.path.display())))?;
             Ok(Acquired {
                 files: vec![("SKILL.md".into(), bytes)],
+                executable: BTreeSet::new(),
                 resolved: None,
                 cache: Some(f.cache),
                 lone: true,
@@ -320,9 +327,10 @@ fn acquire(source: &str, options: &Options, locked: bool) -> Result<Acquired, Fa
             let f = fetch::http(&cache()?, &url, archive::MAX_TOTAL_BYTES).map_err(fetch_err)?;
             let bytes =
                 std::fs::read(&f.path).map_err(|e| (&rules::IM002, format!("cache {}: {e}", f.path.display())))?;
-            let files = archive::read_skill(&bytes, zip_limits).map_err(|e| (&rules::IM004, e.to_string()))?;
+            let x = archive::read_skill(&bytes, zip_limits).map_err(|e| (&rules::IM004, e.to_string()))?;
             Ok(Acquired {
-                files,
+                files: x.files,
+                executable: x.executable,
                 resolved: None,
                 cache: Some(f.cache),
                 lone: false,
@@ -347,7 +355,7 @@ fn git(cache: &Cache, url: &str, reference: Option<&str>, path: &str, limits: Li
             ),
         ));
     }
-    let files =
+    let (files, executable) =
         read_dir(&dir, limits).map_err(|(rule, msg)| match (rule.code == rules::IM003.code, path.is_empty()) {
             (true, true) => (
                 rule,
@@ -358,6 +366,7 @@ fn git(cache: &Cache, url: &str, reference: Option<&str>, path: &str, limits: Li
         })?;
     Ok(Acquired {
         files,
+        executable,
         resolved: f.resolved,
         cache: Some(f.cache),
         lone: false,
@@ -387,17 +396,20 @@ fn local(p: &Path, limits: Limits, zip_limits: archive::ArchiveLimits) -> Result
         .map(|n| n.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
     if meta.is_dir() {
+        let (files, executable) = read_dir(p, limits)?;
         Ok(Acquired {
-            files: read_dir(p, limits)?,
+            files,
+            executable,
             resolved: None,
             cache: None,
             lone: false,
         })
     } else if file_name.ends_with(".zip") {
         let bytes = read_capped(archive::MAX_TOTAL_BYTES)?;
-        let files = archive::read_skill(&bytes, zip_limits).map_err(|e| (&rules::IM004, e.to_string()))?;
+        let x = archive::read_skill(&bytes, zip_limits).map_err(|e| (&rules::IM004, e.to_string()))?;
         Ok(Acquired {
-            files,
+            files: x.files,
+            executable: x.executable,
             resolved: None,
             cache: None,
             lone: false,
@@ -406,6 +418,7 @@ fn local(p: &Path, limits: Limits, zip_limits: archive::ArchiveLimits) -> Result
         let bytes = read_capped(limits.skill_md_bytes)?;
         Ok(Acquired {
             files: vec![("SKILL.md".into(), bytes)],
+            executable: BTreeSet::new(),
             resolved: None,
             cache: None,
             lone: true,
@@ -420,8 +433,10 @@ fn local(p: &Path, limits: Limits, zip_limits: archive::ArchiveLimits) -> Result
 
 /// Reads a skill folder into memory: every regular file (version-control and dependency
 /// folders skipped, as `db::load` does), under the limits. A symbolic link refuses the source.
-fn read_dir(dir: &Path, limits: Limits) -> Result<Vec<(String, Vec<u8>)>, Failure> {
+/// Returns the files and the paths of those with an execute bit.
+fn read_dir(dir: &Path, limits: Limits) -> Result<Files, Failure> {
     let mut files = Vec::new();
+    let mut executable = BTreeSet::new();
     let walker = walkdir::WalkDir::new(dir)
         .follow_links(false)
         .sort_by_file_name()
@@ -467,7 +482,11 @@ fn read_dir(dir: &Path, limits: Limits) -> Result<Vec<(String, Vec<u8>)>, Failur
         } else {
             limits.support_file_bytes
         };
-        let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
+        let meta = entry.metadata().ok();
+        let size = meta.as_ref().map(|m| m.len()).unwrap_or(0);
+        if meta.as_ref().is_some_and(is_executable) {
+            executable.insert(rel.clone());
+        }
         if size > cap {
             return Err((
                 &rules::IM005,
@@ -480,7 +499,18 @@ fn read_dir(dir: &Path, limits: Limits) -> Result<Vec<(String, Vec<u8>)>, Failur
     if !files.iter().any(|(p, _)| p == "SKILL.md" || p == "skill.md") {
         return Err((&rules::IM003, format!("no SKILL.md in {}", dir.display())));
     }
-    Ok(files)
+    Ok((files, executable))
+}
+
+#[cfg(unix)]
+fn is_executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_: &std::fs::Metadata) -> bool {
+    false
 }
 
 /// Names, checks and writes an acquired skill; the outcome says how it ended.
@@ -560,7 +590,15 @@ fn install(mut outcome: Outcome, mut acquired: Acquired, options: &Options) -> O
     }
     // Stage, check, move into place.
     let stage_parent = options.into.join(".skillc");
-    let result = stage_and_commit(&acquired.files, &name, &stage_parent, &dest, options.limits, reset);
+    let result = stage_and_commit(
+        &acquired.files,
+        &acquired.executable,
+        &name,
+        &stage_parent,
+        &dest,
+        options.limits,
+        reset,
+    );
     let _ = std::fs::remove_dir(&stage_parent);
     match result {
         Ok(notes) => {
@@ -594,6 +632,7 @@ enum Commit {
 
 fn stage_and_commit(
     files: &[(String, Vec<u8>)],
+    executable: &BTreeSet<String>,
     name: &str,
     stage_parent: &Path,
     dest: &Path,
@@ -616,7 +655,14 @@ fn stage_and_commit(
             std::fs::create_dir_all(parent).map_err(io(parent))?;
         }
         std::fs::write(&path, bytes).map_err(io(&path))?;
+        #[cfg(unix)]
+        if executable.contains(rel) {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).map_err(io(&path))?;
+        }
     }
+    #[cfg(not(unix))]
+    let _ = executable;
     let mut diags = validate_staged(stage.path(), name, limits).map_err(Commit::Io)?;
     let mut notes = Vec::new();
     if reset {
