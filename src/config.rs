@@ -16,6 +16,12 @@ use crate::skill::source::Source;
 /// Longest catalog lifetime accepted, in days (100 years).
 pub const MAX_EXPIRES_DAYS: u32 = 36_500;
 
+/// Default maximum age of the import download cache, in days (seed 000: seven days).
+pub const DEFAULT_IMPORT_MAX_AGE_DAYS: u32 = 7;
+
+/// Longest accepted import cache age, in days (10 years).
+pub const MAX_IMPORT_MAX_AGE_DAYS: u32 = 3_650;
+
 /// File name of the configuration, at the project root.
 pub const FILE_NAME: &str = "pipeline.toml";
 
@@ -117,6 +123,9 @@ pub struct Config {
     /// Whether `vocabulary` names a file other than the default `vocabulary.toml` (such a file
     /// must exist; the default falls back to the built-in vocabulary).
     pub vocabulary_explicit: bool,
+    /// `[import] max_age_days`: cached remote sources older than this are fetched again
+    /// (default 7; 0 always fetches).
+    pub import_max_age_days: u32,
 }
 
 impl Default for Config {
@@ -134,6 +143,7 @@ impl Default for Config {
             fail_on: FindingSeverity::High,
             limits: Limits::default(),
             vocabulary_explicit: false,
+            import_max_age_days: DEFAULT_IMPORT_MAX_AGE_DAYS,
         }
     }
 }
@@ -146,6 +156,13 @@ struct File {
     admission: Option<AdmissionSection>,
     scan: Option<ScanSection>,
     limits: Option<LimitsSection>,
+    import: Option<ImportSection>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct ImportSection {
+    max_age_days: Option<toml::Spanned<i64>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -323,6 +340,17 @@ pub fn parse(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
             cfg.limits.files_per_skill = usize::try_from(n).unwrap_or(usize::MAX)
         });
     }
+    if let Some(d) = parsed.import.and_then(|i| i.max_age_days) {
+        match u32::try_from(*d.get_ref()) {
+            Ok(v) if v <= MAX_IMPORT_MAX_AGE_DAYS => cfg.import_max_age_days = v,
+            _ => diags.push(Diagnostic::new(
+                &rules::CF001,
+                file,
+                src.span(d.span()),
+                "`max_age_days` must be a number of days between 0 (always fetch) and 3650",
+            )),
+        }
+    }
     (cfg, diags)
 }
 
@@ -375,5 +403,18 @@ mod tests {
         assert_eq!(cfg.skip, vec![Level::L2, Level::L5]);
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].span.start.column, 21);
+    }
+
+    #[test]
+    fn import_max_age_days() {
+        assert_eq!(Config::default().import_max_age_days, 7);
+        let (cfg, d) = parse("p", "[import]\nmax_age_days = 0\n");
+        assert!(d.is_empty());
+        assert_eq!(cfg.import_max_age_days, 0);
+        let (cfg, d) = parse("p", "[import]\nmax_age_days = -1\n");
+        assert_eq!((d[0].rule.code, d[0].span.start.line), ("CF001", 2));
+        assert_eq!(cfg.import_max_age_days, 7);
+        let (_, d) = parse("p", "[import]\nmax_age = 3\n");
+        assert_eq!(d[0].rule.code, "CF002");
     }
 }

@@ -13,6 +13,7 @@ pub mod export;
 pub mod extract;
 pub mod generate;
 pub mod migrate;
+pub mod import;
 pub mod rules;
 pub mod sign;
 pub mod skill;

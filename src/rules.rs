@@ -2,7 +2,7 @@
 //!
 //! Codes never change meaning once released. Prefixes follow the pipeline stage that reports
 //! them: `SK` parse and validate a skill, `CF` the `pipeline.toml` configuration, `VO` the
-//! vocabulary file, `TR` translation, `AD` admission. Each rule's long explanation lives in
+//! vocabulary file, `TR` translation, `AD` admission, `IM` import. Each rule's long explanation lives in
 //! `docs/rules/<CODE>.md` and is printed by `skillc explain <CODE>`.
 
 use crate::diag::Severity;
@@ -108,6 +108,15 @@ rules! {
     EX001 "export-check-failed" Error "A skill that fails `skillc check` is not exported (unless `--force`).";
     EX002 "export-file-skipped" Warning "A file of the skill folder that is not exported.";
     EX003 "export-metadata-collision" Warning "A top-level key that is also a `metadata` key, exported under another name.";
+    IM001 "import-source-invalid" Error "An import SOURCE names nothing skillc can import.";
+    IM002 "import-fetch-failed" Error "An import source could not be fetched (git, HTTP, cache).";
+    IM003 "import-not-a-skill" Error "An import source holds no usable SKILL.md or skill name.";
+    IM004 "import-unsafe-source" Error "An import source holds a path or link that could escape the skill (zip-slip, absolute path, symbolic link).";
+    IM005 "import-check-failed" Error "An imported skill is over the limits or does not pass `skillc check`.";
+    IM006 "import-skill-exists" Warning "A skill of the same name already exists; the import skips it.";
+    IM007 "import-missing-scripts" Warning "A lone SKILL.md runs scripts that were not imported with it.";
+    IM008 "import-tier-reset" Note "An imported skill's GAIA security tier claim was reset to experimental.";
+    IM009 "import-lock-drift" Error "`import --locked`: a source's content no longer matches skillc.lock.";
 }
 
 /// Looks a rule up by code, case-insensitively (`sk001` finds `SK001`).

@@ -213,6 +213,9 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
     }
     let vocab = &lv.vocabulary;
     let settings = loaded.settings;
+    // Import hook (issue 7): skillc.lock is a build input; an imported skill's manifest
+    // records its original source as `imported_from` (its path otherwise).
+    let import_lock = crate::import::lock::read(root)?;
 
     // Per skill, in parallel: check, translate, hash the retained files.
     let mut results: Vec<SkillResult> = loaded
@@ -237,7 +240,8 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
             let file_hashes: BTreeMap<String, String> = files.iter().map(|(p, b)| (p.clone(), sha256(b))).collect();
             let info = check.name.as_ref().map(|name| SkillInfo {
                 name: name.clone(),
-                imported_from: s.display(db).clone(),
+                imported_from: crate::import::lock::imported_from(&import_lock, name)
+                    .unwrap_or_else(|| s.display(db).clone()),
                 version: analysis.model.version.clone().unwrap_or_else(|| "0.0.0".into()),
                 skill_md_sha256: file_hashes
                     .get("SKILL.md")

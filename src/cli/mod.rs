@@ -7,6 +7,7 @@
 mod build;
 mod check;
 mod export;
+mod import;
 mod keys;
 mod migrate;
 mod output;
@@ -102,6 +103,9 @@ pub enum Command {
     Build(build::BuildArgs),
     /// Verify a built catalog: signatures, hashes, completeness, expiry, rollback.
     Verify(verify::VerifyArgs),
+    /// Import skills from folders, git repositories, URLs, agentskills.io or zip archives into
+    /// the skills root; never overwrites, records each in `skillc.lock`.
+    Import(import::ImportArgs),
     /// Create a signing key pair (minisign format).
     Keygen(keys::KeygenArgs),
     /// Rewrite Hermes / OpenClaw skills into the GAIA format (`metadata.gaia`), with a review
@@ -178,6 +182,7 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
         Command::Plan(p) => plan::run(&p, &mut out),
         Command::Build(b) => build::run(&b, &mut out),
         Command::Verify(v) => verify::run(&v, &mut out),
+        Command::Import(i) => import::run(&i, &mut out),
         Command::Keygen(k) => keys::keygen(&k, &mut out),
         Command::Migrate(m) => migrate::run(&m, &mut out),
         Command::Export(e) => export::run(&e, &mut out),

@@ -1,0 +1,193 @@
+//! `skillc import`: bring skills in from folders, git repositories, raw URLs,
+//! agentskills.io addresses and zip archives (the work is done by the `import` module; this
+//! file resolves the options and prints the summary).
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use serde_json::json;
+
+use super::{Printer, ReportFormat, Status, project};
+use crate::diag;
+use crate::import::{self, Options, Outcome, fetch, spec};
+
+/// Arguments of `skillc import`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "SOURCE forms:\n  \
+  ./path/to/skill            a skill folder (with scripts/, references/, assets/)\n  \
+  ./path/SKILL.md            a lone SKILL.md\n  \
+  ./skill.zip                a zip (`<name>/SKILL.md` as `skillc export` writes, or SKILL.md at the root)\n  \
+  URL[#REF[:PATH]]           a git repository (any URL git accepts, file:// included), shallow\n  \
+  https://github.com/O/R/tree/REF/PATH\n  \
+  https://host/…/SKILL.md    one SKILL.md over HTTP(S)\n  \
+  agentskills.io/AUTHOR/SKILL  the repository https://github.com/AUTHOR/SKILL\n\n\
+Remote sources are cached in $XDG_CACHE_HOME/skillc (else ~/.cache/skillc) for `[import] max_age_days` (7).\n\
+Exit status: 0 every source imported or skipped, 1 a source failed (or drifted with --locked), 2 the command could not run.")]
+pub struct ImportArgs {
+    /// Where to import from (see the forms below).
+    #[arg(value_name = "SOURCE", required_unless_present = "locked", conflicts_with = "locked")]
+    pub sources: Vec<String>,
+    /// The skills root to write into (default: the first `[pipeline] skills` root, i.e. `skills`).
+    #[arg(long, value_name = "DIR")]
+    pub into: Option<PathBuf>,
+    /// Fetch remote sources again even when the cache holds a fresh copy.
+    #[arg(long)]
+    pub refresh: bool,
+    /// Fetch every source of `skillc.lock` again and fail, writing nothing, on any content drift.
+    #[arg(long)]
+    pub locked: bool,
+    /// Output format of the summary.
+    #[arg(long, visible_alias = "message-format", value_enum, default_value_t = ReportFormat::Human)]
+    pub format: ReportFormat,
+}
+
+/// `SOURCE_DATE_EPOCH` as RFC 3339, else the current time.
+fn import_time() -> anyhow::Result<String> {
+    let now = match std::env::var("SOURCE_DATE_EPOCH") {
+        Ok(raw) => {
+            let secs: i64 = raw
+                .trim()
+                .parse()
+                .ok()
+                .filter(|t| *t >= 0)
+                .with_context(|| format!("SOURCE_DATE_EPOCH must be a Unix time in seconds, not `{raw}`"))?;
+            jiff::Timestamp::from_second(secs).context("SOURCE_DATE_EPOCH is out of range")?
+        }
+        Err(_) => {
+            jiff::Timestamp::from_second(jiff::Timestamp::now().as_second()).unwrap_or_else(|_| jiff::Timestamp::now())
+        }
+    };
+    Ok(now.to_string())
+}
+
+pub(crate) fn run(args: &ImportArgs, out: &mut Printer) -> anyhow::Result<Status> {
+    let cwd = std::env::current_dir()?;
+    let project = project::load(&cwd, out)?;
+    let into = match &args.into {
+        Some(p) => cwd.join(p),
+        None => project.root.join(
+            project
+                .config
+                .skills
+                .first()
+                .cloned()
+                .unwrap_or_else(|| PathBuf::from("skills")),
+        ),
+    };
+    std::fs::create_dir_all(&into).with_context(|| format!("creating the skills root {}", into.display()))?;
+    // One import at a time per project: two would race on skillc.lock.
+    let state_dir = project.root.join(".skillc");
+    super::keys::ignore_state_dir(&state_dir)?;
+    let lock_path = state_dir.join("import.lock");
+    let guard = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .with_context(|| lock_path.display().to_string())?;
+    if let Err(std::fs::TryLockError::WouldBlock) = guard.try_lock() {
+        anyhow::bail!(
+            "another skillc import is running in this project ({} is locked); wait for it to finish",
+            lock_path.display()
+        );
+    }
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let cache = fetch::default_cache_dir().map(|dir| fetch::Cache {
+        dir,
+        max_age_secs: u64::from(project.config.import_max_age_days) * 86_400,
+        refresh: args.refresh,
+        now: wall,
+    });
+    let options = Options {
+        into: into.clone(),
+        root: project.root.clone(),
+        limits: project.config.limits,
+        cache,
+        agentskills_base: std::env::var("SKILLC_AGENTSKILLS_BASE")
+            .ok()
+            .filter(|b| !b.is_empty())
+            .unwrap_or_else(|| spec::AGENTSKILLS_DEFAULT_BASE.to_owned()),
+        imported_at: import_time()?,
+    };
+    let outcomes = if args.locked {
+        import::import_locked(&options)?
+    } else {
+        import::import(&args.sources, &options)?
+    };
+    let count = |s: import::Status| outcomes.iter().filter(|o| o.status == s).count();
+    let (imported, skipped, failed) = (
+        count(import::Status::Imported),
+        count(import::Status::Skipped),
+        count(import::Status::Failed),
+    );
+    match args.format {
+        ReportFormat::Json => {
+            let into_shown = into
+                .strip_prefix(&project.root)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| into.display().to_string());
+            let report = json!({
+                "schema": "skillc.import/1",
+                "into": into_shown,
+                "locked": args.locked,
+                "summary": {"imported": imported, "skipped": skipped, "failed": failed},
+                "sources": outcomes,
+            });
+            out.line(&serde_json::to_string_pretty(&report)?)?;
+        }
+        ReportFormat::Human => {
+            for o in &outcomes {
+                for line in human(o) {
+                    out.line(&line)?;
+                }
+            }
+            out.line(&format!(
+                "import: {imported} imported, {skipped} skipped, {failed} failed"
+            ))?;
+        }
+    }
+    out.flush()?;
+    Ok(if failed > 0 { Status::Failure } else { Status::Success })
+}
+
+/// The lines of one outcome in the human summary.
+fn human(o: &Outcome) -> Vec<String> {
+    let mut lines = Vec::new();
+    let name = o.name.as_deref().unwrap_or("-");
+    let code = o.code.map(|c| format!(" [{c}]")).unwrap_or_default();
+    let reason = o.reason.as_deref().unwrap_or_default();
+    let mut extra = Vec::new();
+    if let Some(r) = &o.resolved {
+        extra.push(format!("at {r}"));
+    }
+    if let Some(c) = o.cache {
+        extra.push(format!("cache {}", c.as_str()));
+    }
+    let extra = if extra.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", extra.join(", "))
+    };
+    lines.push(match o.status {
+        import::Status::Imported => format!(
+            "imported {name} from {} -> {}{extra}",
+            o.source,
+            o.path.as_deref().unwrap_or_default()
+        ),
+        import::Status::Skipped => format!("skipped  {name} from {}: {reason}{code}", o.source),
+        import::Status::Failed => format!("failed   {}: {reason}{code}", o.source),
+    });
+    for n in &o.notes {
+        let sev = crate::rules::find(n.code)
+            .map(|r| r.severity.to_string())
+            .unwrap_or_default();
+        lines.push(format!("  {sev}[{}]: {}", n.code, n.message));
+    }
+    for d in &o.diagnostics {
+        lines.push(format!("  {}", diag::render_short(d)));
+    }
+    lines
+}
