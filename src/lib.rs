@@ -12,6 +12,7 @@ pub mod emit;
 pub mod extract;
 pub mod generate;
 pub mod rules;
+pub mod scan;
 pub mod sign;
 pub mod skill;
 pub mod translate;
