@@ -183,10 +183,31 @@ const SECURITY_WORDS: &[&str] = &[
     "attack",
 ];
 
-/// Whether a skill's name or description makes it a security skill.
-pub fn is_security_skill(name: &str, description: &str) -> bool {
-    let text = format!("{name} {description}").to_ascii_lowercase();
+/// Whether a skill is about security: its `name`, its `description`, or (for skills without
+/// frontmatter) `intro`, the first lines of its SKILL.md body, contain a [`SECURITY_WORDS`]
+/// entry.
+pub fn is_security_skill(name: &str, description: &str, intro: &str) -> bool {
+    let text = format!("{name} {description} {intro}").to_ascii_lowercase();
     SECURITY_WORDS.iter().any(|w| text.contains(w))
+}
+
+/// The first five non-empty lines (at most 600 bytes) after the frontmatter: the title and
+/// lead paragraph a skill introduces itself with.
+fn intro(skill_md: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&skill_md[..skill_md.len().min(16 * 1024)]);
+    let body = match text.strip_prefix("---") {
+        Some(rest) => rest.find("\n---").map_or("", |p| &rest[p + 4..]),
+        None => &text,
+    };
+    let mut out = String::new();
+    for line in body.lines().filter(|l| !l.trim().is_empty()).take(5) {
+        out.push_str(line);
+        out.push(' ');
+        if out.len() > 600 {
+            break;
+        }
+    }
+    out
 }
 
 /// Scans one skill's files. Pure: the caller read them.
@@ -432,7 +453,11 @@ pub fn scan_skill(db: &dyn salsa::Database, skill: SkillSource, settings: Settin
     let description = model.description.as_ref().map(|t| t.value.as_str()).unwrap_or_default();
     let ctx = SkillContext {
         display: skill.display(db).clone(),
-        security_skill: is_security_skill(name, description),
+        security_skill: is_security_skill(
+            name,
+            description,
+            &skill.skill_md(db).and_then(|f| f.contents(db).bytes()).map(intro).unwrap_or_default(),
+        ),
         allowed_tools: model.allowed_tools.iter().map(ToString::to_string).collect(),
         limits: settings.limits(db),
     };

@@ -231,6 +231,15 @@ pub const VENDOR_HOSTS: &[&str] = &[
     "cli.doppler.com",
     "get.trunk.io",
     "pkgx.sh",
+    "release.solana.com",
+    "release.anza.xyz",
+    "lambdalabs.com",
+    "nousresearch.com",
+    "raw.githubusercontent.com/aleohq/",
+    "raw.githubusercontent.com/xdevplatform/",
+    "raw.githubusercontent.com/pimalaya/",
+    "cli.github.com",
+    "openclaw.ai",
 ];
 
 /// Words saying a passage describes rather than instructs (context rule C3).
@@ -425,6 +434,11 @@ pub fn scan_text(ctx: &SkillContext, rel: &str, ext: &str, text: &str, file: &st
             severity = severity.lowered(1);
             why.push("prose");
         }
+        // Prompt injection is prose; a quoted phrase is being talked about, not said.
+        if h.rule == &rules::SC017 && (l.kind != Kind::Prose || quoted(raw, h.at)) {
+            severity = severity.lowered(1);
+            why.push("quoted");
+        }
         if markdown && descriptive(text, &lines, i) {
             severity = severity.lowered(1);
             why.push("descriptive");
@@ -458,12 +472,34 @@ fn split_lines(text: &str, markdown: bool) -> Vec<Line> {
     let mut prose_run_start = 0usize;
     let mut pending: Option<Line> = None;
     let mut offset = 0usize;
+    // A SKILL.md frontmatter is data that installers run (`metadata.*.install` commands):
+    // code, not prose.
+    let mut in_front = markdown && text.trim_start_matches('\u{FEFF}').starts_with("---");
     for (n, physical) in text.split('\n').enumerate() {
         let start = offset;
         offset += physical.len() + 1;
         let body = physical.strip_suffix('\r').unwrap_or(physical);
         let end = start + body.len();
         let number = u32::try_from(n + 1).unwrap_or(u32::MAX);
+        if in_front {
+            let fence = body.trim_start_matches('\u{FEFF}').trim_end();
+            let closing = n > 0 && (fence == "---" || fence == "...");
+            let idx = lines.len();
+            lines.push(Line {
+                start,
+                end,
+                number,
+                kind: Kind::Code,
+                block: u32::MAX,
+                heading: 0,
+                ctx: (idx, idx),
+                mask: if n == 0 || closing { 0 } else { mask_of(body) },
+                joined: None,
+            });
+            in_front = !closing;
+            prose_run_start = idx + 1;
+            continue;
+        }
         if let Some(mut p) = pending.take() {
             // Continuation of a `\`-ended code line.
             let joined = p.joined.get_or_insert_with(String::new);
@@ -588,6 +624,18 @@ fn split_lines(text: &str, markdown: bool) -> Vec<Line> {
     lines
 }
 
+/// Whether the text at `at` follows an opening quote or backtick on its line, or the line
+/// is a Markdown quote.
+fn quoted(raw: &str, at: usize) -> bool {
+    let before = raw.get(..at).unwrap_or_default();
+    let opens = |c: char| before.matches(c).count() % 2 == 1;
+    opens('"')
+        || opens('`')
+        || (before.contains('“') && !before.contains('”'))
+        || before.ends_with('\'')
+        || before.trim_start().starts_with('>')
+}
+
 fn descriptive(text: &str, lines: &[Line], i: usize) -> bool {
     let l = &lines[i];
     let has = |idx: usize| {
@@ -622,24 +670,57 @@ fn find_word(s: &str, w: &str) -> Option<usize> {
     None
 }
 
-/// The first command of a pipe segment that starts at `s` (after `|`): skips `sudo`, `env
-/// X=Y`, flags of sudo.
+/// The program a pipe segment (the text after `|`) runs, when it executes its standard
+/// input: skips `sudo`, `env X=Y` and their flags; `python3 -c '…'`, `bash script.sh`,
+/// `node -e …` read stdin as data, `bash`, `bash -s -- args`, `python3 -` run it.
 fn pipe_sink(s: &str) -> Option<&'static str> {
-    let mut words = s.split_whitespace().peekable();
-    while let Some(w) = words.next() {
-        let w = w.trim_matches(|c| matches!(c, '(' | ')' | '"' | '\'' | ';' | '`'));
-        if w == "sudo"
-            || w == "env"
-            || w == "command"
-            || w == "exec"
-            || w == "nohup"
-            || w.starts_with('-')
-            || w.contains('=')
-        {
+    let segment = s.split(['|', ';', '&', ')', '`']).next().unwrap_or(s);
+    let mut words = segment
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c| matches!(c, '(' | '"' | '\'' | '`')));
+    let mut program = None;
+    for w in words.by_ref() {
+        if matches!(w, "sudo" | "env" | "command" | "exec" | "nohup") || w.starts_with('-') || w.contains('=') {
             continue;
         }
         let base = w.rsplit('/').next().unwrap_or(w);
-        return SHELLS.iter().copied().find(|sh| *sh == base);
+        program = SHELLS.iter().copied().find(|sh| *sh == base);
+        break;
+    }
+    let program = program?;
+    if matches!(program, "iex" | "invoke-expression" | "source") {
+        return Some(program);
+    }
+    let shell = matches!(program, "sh" | "bash" | "zsh" | "dash" | "ksh" | "fish");
+    for w in words {
+        match w {
+            "-s" | "-" | "--" => return Some(program),
+            "-c" => return None,
+            "-e" | "-m" | "-p" | "-E" | "-n" | "-ne" | "-pe" | "-r" if !shell => return None,
+            w if w.starts_with('-') => continue,
+            _ => return None,
+        }
+    }
+    Some(program)
+}
+
+/// `curl -o x.sh URL && bash x.sh`: the download is run by a later command of the line (a
+/// shell given a file, or `./file`); `bash --version` is not.
+fn then_runs(s: &str) -> Option<String> {
+    for sep in ["&&", ";"] {
+        for part in s.split(sep).skip(1) {
+            let mut words = part.split_whitespace().filter(|w| *w != "sudo");
+            let Some(first) = words.next() else { continue };
+            if first.starts_with("./") {
+                return Some(first.to_owned());
+            }
+            if matches!(first, "sh" | "bash" | "zsh" | "source" | ".")
+                && let Some(arg) = words.next()
+                && !arg.starts_with('-')
+            {
+                return Some(format!("{first} {arg}"));
+            }
+        }
     }
     None
 }
@@ -661,13 +742,13 @@ fn pipes_to_shell(s: &str, from: usize) -> Option<(&'static str, usize)> {
 
 /// Is the text before `at` an exec wrapper: `bash <(`, `sh -c "$(`, `eval "$(`, `iex (`, `source <(`?
 fn wrapped_in_exec(s: &str, at: usize) -> Option<&'static str> {
-    let before = s[..at].trim_end_matches([' ', '"', '\'']);
+    let before = s[..at].trim_end_matches([' ', '"', '\'', '\\']);
     let before = before
         .strip_suffix("<(")
         .or_else(|| before.strip_suffix("$("))
         .or_else(|| before.strip_suffix('('))
         .or_else(|| before.strip_suffix('`'))?;
-    let before = before.trim_end_matches([' ', '"', '\'']);
+    let before = before.trim_end_matches([' ', '"', '\'', '\\']);
     for (suffix, name) in [
         ("bash", "bash"),
         ("sh", "sh"),
@@ -842,21 +923,8 @@ fn line_rules(raw: &str, s: &str, mask: u16, push: &mut dyn FnMut(Hit)) {
                 Some(format!("piped into `{sh}`"))
             } else if let Some(w) = wrapped_in_exec(s, at) {
                 Some(format!("run by `{w}`"))
-            } else if let Some(w) = [
-                "&& sh ",
-                "&& bash ",
-                "&& sudo sh ",
-                "&& sudo bash ",
-                "; sh ",
-                "; bash ",
-                "&& chmod +x",
-                "&& ./",
-                "; chmod +x",
-            ]
-            .iter()
-            .find(|w| s[at..].contains(*w))
-            {
-                Some(format!("then run (`{}`)", w.trim_start_matches(['&', ';', ' '])))
+            } else if let Some(w) = then_runs(&s[at..]) {
+                Some(format!("then run (`{w}`)"))
             } else if fetcher.starts_with("download") && s.contains("iex") {
                 Some("run by `iex`".to_owned())
             } else {
