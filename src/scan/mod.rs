@@ -139,6 +139,23 @@ impl ScanReport {
     }
 }
 
+/// Why the build rejects a skill with this scan, when a finding is at or above `fail_on`
+/// (reported under `SC000`): `SC011 (high) at skills/x/SKILL.md:12:1: downloaded code is …`.
+pub fn rejection(report: &ScanReport, fail_on: FindingSeverity) -> Option<String> {
+    let f = report.blocking(fail_on)?;
+    let more = report.findings.iter().filter(|g| g.severity >= fail_on).count() - 1;
+    Some(format!(
+        "security finding {} ({}) at {}:{}:{}: {}{}",
+        f.rule.code,
+        f.severity,
+        f.file,
+        f.line,
+        f.column,
+        f.reason,
+        if more > 0 { format!(" (and {more} more at or above `{fail_on}`)") } else { String::new() }
+    ))
+}
+
 /// One file of a skill as `db::load` read it.
 #[derive(Clone, Copy, Debug)]
 pub struct FileView<'a> {
