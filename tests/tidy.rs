@@ -91,6 +91,10 @@ fn rule_docs_match_the_registry() {
         );
     }
     for r in skillc::scan::rules::ALL {
-        assert!(r.explanation.lines().count() >= 5, "{} needs a real explanation", r.code);
+        assert!(
+            r.explanation.lines().count() >= 5,
+            "{} needs a real explanation",
+            r.code
+        );
     }
 }

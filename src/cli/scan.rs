@@ -12,6 +12,7 @@ use super::check::load_skills;
 use super::{Printer, Status, project};
 use crate::config::FindingSeverity;
 use crate::diag;
+use crate::scan::unicode::escape_invisible;
 use crate::scan::{self, Finding, ScanReport};
 use crate::skill::validate::Mode;
 
@@ -175,7 +176,12 @@ fn human(
             };
             out.line(&format!(
                 "{}:{}:{}: {}[{}]: {}{context}",
-                f.file, f.line, f.column, f.severity, f.rule.code, f.reason
+                escape_invisible(&f.file),
+                f.line,
+                f.column,
+                f.severity,
+                f.rule.code,
+                escape_invisible(&f.reason)
             ))?;
         }
     }

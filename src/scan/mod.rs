@@ -141,6 +141,7 @@ impl ScanReport {
 
 /// Why the build rejects a skill with this scan, when a finding is at or above `fail_on`
 /// (reported under `SC000`): `SC011 (high) at skills/x/SKILL.md:12:1: downloaded code is …`.
+/// Invisible characters in the path and reason are written `<U+XXXX>`.
 pub fn rejection(report: &ScanReport, fail_on: FindingSeverity) -> Option<String> {
     let f = report.blocking(fail_on)?;
     let more = report.findings.iter().filter(|g| g.severity >= fail_on).count() - 1;
@@ -148,11 +149,15 @@ pub fn rejection(report: &ScanReport, fail_on: FindingSeverity) -> Option<String
         "security finding {} ({}) at {}:{}:{}: {}{}",
         f.rule.code,
         f.severity,
-        f.file,
+        unicode::escape_invisible(&f.file),
         f.line,
         f.column,
-        f.reason,
-        if more > 0 { format!(" (and {more} more at or above `{fail_on}`)") } else { String::new() }
+        unicode::escape_invisible(&f.reason),
+        if more > 0 {
+            format!(" (and {more} more at or above `{fail_on}`)")
+        } else {
+            String::new()
+        }
     ))
 }
 
@@ -413,7 +418,16 @@ fn scan_bytes(ctx: &SkillContext, rel: &str, file: &str, bytes: &[u8], out: &mut
         return;
     }
     let Some(text) = text else { return };
+    // A security skill that shows a bidi override or an escape sequence is describing it
+    // (context C4, one level lower); payloads stay at least high.
+    let before = out.len();
     unicode::scan_text(text, file, out);
+    if ctx.security_skill {
+        for f in &mut out[before..] {
+            f.severity = f.severity.lowered(1);
+            f.context = "security-skill".to_owned();
+        }
+    }
     text::scan_text(ctx, rel, &ext, text, file, out);
 }
 
@@ -473,7 +487,11 @@ pub fn scan_skill(db: &dyn salsa::Database, skill: SkillSource, settings: Settin
         security_skill: is_security_skill(
             name,
             description,
-            &skill.skill_md(db).and_then(|f| f.contents(db).bytes()).map(intro).unwrap_or_default(),
+            &skill
+                .skill_md(db)
+                .and_then(|f| f.contents(db).bytes())
+                .map(intro)
+                .unwrap_or_default(),
         ),
         allowed_tools: model.allowed_tools.iter().map(ToString::to_string).collect(),
         limits: settings.limits(db),

@@ -743,30 +743,49 @@ fn pipes_to_shell(s: &str, from: usize) -> Option<(&'static str, usize)> {
 /// Is the text before `at` an exec wrapper: `bash <(`, `sh -c "$(`, `eval "$(`, `iex (`, `source <(`?
 fn wrapped_in_exec(s: &str, at: usize) -> Option<&'static str> {
     let before = s[..at].trim_end_matches([' ', '"', '\'', '\\']);
-    let before = before
-        .strip_suffix("<(")
-        .or_else(|| before.strip_suffix("$("))
-        .or_else(|| before.strip_suffix('('))
-        .or_else(|| before.strip_suffix('`'))?;
+    // Process substitution feeds a file to a shell; command substitution gives a string to
+    // `-c`/`eval`; a parenthesis is PowerShell's `iex (…)` or a call `exec(…)`.
+    let (before, wrappers): (&str, &[(&str, &'static str)]) = if let Some(b) = before.strip_suffix("<(") {
+        (
+            b,
+            &[
+                ("bash", "bash"),
+                ("sh", "sh"),
+                ("zsh", "zsh"),
+                ("source", "source"),
+                (" .", "."),
+                ("python", "python"),
+                ("python3", "python3"),
+            ],
+        )
+    } else if let Some(b) = before.strip_suffix("$(").or_else(|| before.strip_suffix('`')) {
+        (
+            b,
+            &[
+                ("bash -c", "bash -c"),
+                ("sh -c", "sh -c"),
+                ("zsh -c", "zsh -c"),
+                ("eval", "eval"),
+                ("python -c", "python -c"),
+                ("python3 -c", "python3 -c"),
+                ("iex", "iex"),
+            ],
+        )
+    } else if let Some(b) = before.strip_suffix('(') {
+        (
+            b,
+            &[
+                ("iex", "iex"),
+                ("invoke-expression", "Invoke-Expression"),
+                ("exec", "exec"),
+                ("eval", "eval"),
+            ],
+        )
+    } else {
+        return None;
+    };
     let before = before.trim_end_matches([' ', '"', '\'', '\\']);
-    for (suffix, name) in [
-        ("bash", "bash"),
-        ("sh", "sh"),
-        ("zsh", "zsh"),
-        ("bash -c", "bash -c"),
-        ("sh -c", "sh -c"),
-        ("zsh -c", "zsh -c"),
-        ("source", "source"),
-        (" .", "."),
-        ("eval", "eval"),
-        ("iex", "iex"),
-        ("invoke-expression", "Invoke-Expression"),
-        ("python -c", "python -c"),
-        ("python3 -c", "python3 -c"),
-        ("exec", "exec"),
-        ("bash -s", "bash"),
-        ("sh -s", "sh"),
-    ] {
+    for (suffix, name) in wrappers {
         if before.ends_with(suffix)
             && (before.len() == suffix.len()
                 || !before.as_bytes()[before.len() - suffix.len() - 1].is_ascii_alphanumeric())

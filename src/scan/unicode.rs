@@ -342,6 +342,24 @@ pub fn scan_text(text: &str, file: &str, out: &mut Vec<Finding>) {
     sink.summarise(max);
 }
 
+/// The text with every character the scan flags (bidi controls, invisible characters, tag
+/// characters, controls) written as `<U+XXXX>`, so that printing a path or a quote does not
+/// reorder or hide the terminal's output.
+pub fn escape_invisible(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| classify(c).is_some()) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if classify(c).is_some() {
+            out.push_str(&format!("<U+{:04X}>", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Scans a file name (its path relative to the skill) for deceptive characters: a bidi
 /// override in a name (`invoice<U+202E>fdp.exe`, shown as `invoiceexe.pdf`) is critical.
 pub fn scan_name(rel: &str, file: &str, out: &mut Vec<Finding>) {
