@@ -137,7 +137,7 @@ pub(crate) fn run(args: &ScanArgs, out: &mut Printer) -> anyhow::Result<Status> 
     })
 }
 
-fn shown<'a>(s: &'a Scanned, min: FindingSeverity) -> impl Iterator<Item = &'a Finding> {
+fn shown(s: &Scanned, min: FindingSeverity) -> impl Iterator<Item = &Finding> {
     s.report.findings.iter().filter(move |f| f.severity >= min)
 }
 
