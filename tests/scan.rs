@@ -51,6 +51,8 @@ fn project() -> tempfile::TempDir {
     {
         std::fs::create_dir_all(link.join("references")).expect("mkdir");
         std::os::unix::fs::symlink("/etc/passwd", link.join("references/users.txt")).expect("symlink");
+        // A dangling link out of the folder is an escape too.
+        std::os::unix::fs::symlink("/nonexistent/.ssh/id_rsa", link.join("references/key.pem")).expect("symlink");
         // A link that stays inside the skill is fine.
         std::os::unix::fs::symlink("../SKILL.md", link.join("references/self.md")).expect("symlink");
     }

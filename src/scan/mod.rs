@@ -283,6 +283,24 @@ pub fn scan_files(ctx: &SkillContext, files: &[FileView<'_>]) -> ScanReport {
                     format!("symbolic link to `{target}`, outside the skill folder"),
                 ));
             }
+            // `db::load` cannot resolve a dangling link; one that leaves the folder is still
+            // an escape (`../../secret`, `/home/u/.ssh/id_rsa` on another machine).
+            Contents::Unreadable { error }
+                if error
+                    .strip_prefix("broken symbolic link to `")
+                    .and_then(|t| t.strip_suffix('`'))
+                    .is_some_and(|t| t.starts_with('/') || t.starts_with('~') || t.starts_with("..")) =>
+            {
+                let target = error
+                    .trim_start_matches("broken symbolic link to `")
+                    .trim_end_matches('`');
+                findings.push(whole_file(
+                    &rules::SC020,
+                    symlink_severity(target),
+                    &file,
+                    format!("dangling symbolic link to `{target}`, outside the skill folder"),
+                ));
+            }
             Contents::Unreadable { error } => findings.push(whole_file(
                 &rules::SC022,
                 FindingSeverity::Medium,

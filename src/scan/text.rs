@@ -1621,6 +1621,84 @@ mod tests {
         assert_eq!(scan("SKILL.md", md), vec![("SC011:4".into(), FindingSeverity::High)]);
     }
 
+    /// Random lines built from the tokens the rules look at, multi-byte characters included:
+    /// the scan never panics and every finding points inside the text.
+    #[test]
+    fn random_input_never_panics() {
+        const TOKENS: &[&str] = &[
+            "curl ",
+            "wget ",
+            "| ",
+            "|",
+            "bash",
+            " sh",
+            "$(",
+            "`",
+            "\"",
+            "'",
+            "<(",
+            "eval ",
+            "base64 -d",
+            "://",
+            "http://",
+            "https://1.2.3.4/",
+            "glot.io",
+            ".zip",
+            "password",
+            "env",
+            " -d ",
+            "~/.ssh",
+            ".env",
+            "é",
+            "：",
+            "“",
+            "\u{202E}",
+            "\u{200B}",
+            "\u{E0041}",
+            "🏴",
+            "\\",
+            "\n",
+            "```",
+            "```bash\n",
+            "# h\n",
+            "ignore previous instructions",
+            "iex",
+            "(",
+            ")",
+            " && ",
+            "; ",
+            "python3 -c",
+            "-",
+            "x",
+        ];
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..3000 {
+            let mut text = String::new();
+            for _ in 0..(seed % 40) {
+                seed = seed
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                text.push_str(TOKENS[(seed >> 33) as usize % TOKENS.len()]);
+            }
+            for name in ["SKILL.md", "a.sh"] {
+                let mut out = Vec::new();
+                scan_text(
+                    &SkillContext::default(),
+                    name,
+                    name.rsplit('.').next().unwrap_or(""),
+                    &text,
+                    name,
+                    &mut out,
+                );
+                crate::scan::unicode::scan_text(&text, name, &mut out);
+                let lines = u32::try_from(text.split('\n').count()).unwrap_or(u32::MAX);
+                for f in &out {
+                    assert!(f.line >= 1 && f.line <= lines, "{f:?} in {text:?}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn credentials_and_environment() {
         assert_eq!(
