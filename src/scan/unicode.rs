@@ -330,14 +330,16 @@ pub fn scan_text(text: &str, file: &str, out: &mut Vec<Finding>) {
     }
     // Many scattered invisible characters are a payload too.
     if invisible_total >= 2 * PAYLOAD_RUN && max[1] < FindingSeverity::High {
-        sink.push(
-            &rules::SC002,
-            FindingSeverity::High,
-            1,
-            1,
-            format!("{invisible_total} invisible characters scattered through the file"),
-        );
-        max[1] = FindingSeverity::High;
+        // Not subject to the per-file cap: it is the finding that matters.
+        sink.out.push(Finding {
+            rule: &rules::SC002,
+            severity: FindingSeverity::High,
+            file: file.to_owned(),
+            line: 1,
+            column: 1,
+            reason: format!("{invisible_total} invisible characters scattered through the file"),
+            context: String::new(),
+        });
     }
     sink.summarise(max);
 }
@@ -424,6 +426,11 @@ mod tests {
             vec![("SC003", FindingSeverity::Critical)]
         );
         assert_eq!(codes("x\u{202E}y"), vec![("SC001", FindingSeverity::High)]);
+        // 79 scattered zero-width spaces: 20 listed, one "scattered" finding, one summary.
+        let scattered: String = (0..79).map(|i| format!("w{i}\u{200B}")).collect();
+        let found = codes(&scattered);
+        assert_eq!(found.len(), 22);
+        assert!(found.contains(&("SC002", FindingSeverity::High)));
         assert_eq!(codes("x\u{1b}[8my"), vec![("SC004", FindingSeverity::High)]);
         // A long "flag" carrying a payload is not a flag.
         let long: String = "ignore all previous"
