@@ -174,13 +174,22 @@ fn human(
             } else {
                 format!(" (lowered: {})", f.context)
             };
+            let severity = if out.color {
+                // Red for what fails the default threshold, yellow for medium, dim below.
+                let code = match f.severity {
+                    FindingSeverity::Critical | FindingSeverity::High => "1;31",
+                    FindingSeverity::Medium => "33",
+                    FindingSeverity::Low | FindingSeverity::Info => "2",
+                };
+                format!("\x1b[{code}m{}[{}]\x1b[0m", f.severity, f.rule.code)
+            } else {
+                format!("{}[{}]", f.severity, f.rule.code)
+            };
             out.line(&format!(
-                "{}:{}:{}: {}[{}]: {}{context}",
+                "{}:{}:{}: {severity}: {}{context}",
                 escape_invisible(&f.file),
                 f.line,
                 f.column,
-                f.severity,
-                f.rule.code,
                 escape_invisible(&f.reason)
             ))?;
         }
