@@ -15,6 +15,7 @@ pub mod generate;
 pub mod migrate;
 pub mod import;
 pub mod rules;
+pub mod scan;
 pub mod sign;
 pub mod skill;
 pub mod translate;

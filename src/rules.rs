@@ -2,7 +2,9 @@
 //!
 //! Codes never change meaning once released. Prefixes follow the pipeline stage that reports
 //! them: `SK` parse and validate a skill, `CF` the `pipeline.toml` configuration, `VO` the
-//! vocabulary file, `TR` translation, `AD` admission, `IM` import. Each rule's long explanation lives in
+//! vocabulary file, `TR` translation, `AD` admission, `SC` the security scan (`SC000` here;
+//! the findings' own rules `SC001`… are in `crate::scan::rules`), `IM` import, `MG` migrate,
+//! `EX` export. Each rule's long explanation lives in
 //! `docs/rules/<CODE>.md` and is printed by `skillc explain <CODE>`.
 
 use crate::diag::Severity;
@@ -101,6 +103,7 @@ rules! {
     AD001 "l1-vocabulary" Error "L1: the executor name is outside the closed vocabulary or breaks the name grammar.";
     AD002 "l2-catalog-collision" Error "L2: the executor name is already taken in the catalog by another skill.";
     AD003 "duplicate-skill-name" Error "Two skills of one catalog have the same name.";
+    SC000 "scan-rejected" Error "The security scan found something at or above `[scan] fail_on`: the skill is rejected.";
     MG001 "migrate-blocked" Error "A migrated capability that GAIA cannot grant at the `experimental` tier.";
     MG002 "migrate-needs-review" Warning "A migrated field a person must review: GAIA has no equivalent.";
     MG003 "migrate-failed" Error "A skill that cannot be migrated: unreadable, or the result would fail `skillc check`.";

@@ -92,6 +92,8 @@ struct SkillResult {
     files: Vec<(String, Arc<[u8]>)>,
     rejected: Option<(&'static rules::Rule, String)>,
     extra: Vec<Diagnostic>,
+    /// Security findings (issue-6 scan hook), reported in report.json.
+    findings: Vec<crate::scan::Finding>,
 }
 
 fn rfc3339(secs: i64) -> String {
@@ -266,6 +268,7 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
                 files,
                 rejected: None,
                 extra: Vec::new(),
+                findings: Vec::new(),
             }
         })
         .collect();
@@ -309,6 +312,23 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
             }
         }
     }
+
+    // ── issue-6 scan hook: the security scan of every skill; findings go to report.json and
+    // a finding at or above `[scan] fail_on` rejects a skill not already rejected (SC000).
+    let scans: Vec<crate::scan::ScanReport> = loaded
+        .skills
+        .par_iter()
+        .map_with(db.clone(), |db, s| crate::scan::scan_skill(db, *s, settings).clone())
+        .collect();
+    for (r, scan) in results.iter_mut().zip(scans) {
+        if r.rejected.is_none()
+            && let Some(reason) = crate::scan::rejection(&scan, cfg.fail_on)
+        {
+            r.rejected = Some((&rules::SC000, format!("SC000: {reason}")));
+        }
+        r.findings = scan.findings;
+    }
+    // ── end of the issue-6 scan hook.
 
     // Admission over the skills still in.
     let entries: Vec<(usize, SkillPlans<'_>)> = results
@@ -710,7 +730,7 @@ fn report_json(
                 "status": status,
                 "reason": r.rejected.as_ref().map(|(_, reason)| reason.clone()),
                 "diagnostics": diags,
-                "findings": [],
+                "findings": r.findings,
                 "plans": plans,
             })
         })

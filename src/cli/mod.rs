@@ -14,6 +14,7 @@ mod output;
 mod plan;
 mod project;
 mod props;
+mod scan;
 mod verify;
 
 use std::io::{self, IsTerminal};
@@ -97,6 +98,9 @@ pub enum Command {
     /// skills (nested skills included). Without PATH, checks `skills/` when it exists, else the
     /// current folder.
     Check(CheckArgs),
+    /// Security scan of skills: hidden Unicode, download-and-run, decode-and-run, credential
+    /// reads, escaping links, binaries (every file; `--format json|sarif`).
+    Scan(scan::ScanArgs),
     /// Show each skill's sub-commands and their canonical executor names, or why not.
     Plan(plan::PlanArgs),
     /// Build the signed catalog of executors into `out/` (the main job).
@@ -180,6 +184,7 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
     pool.install(|| match args.command {
         Command::Check(c) => check::run(&c, &mut out),
         Command::Plan(p) => plan::run(&p, &mut out),
+        Command::Scan(s) => scan::run(&s, &mut out),
         Command::Build(b) => build::run(&b, &mut out),
         Command::Verify(v) => verify::run(&v, &mut out),
         Command::Import(i) => import::run(&i, &mut out),
@@ -211,12 +216,21 @@ fn explain(code: Option<&str>, out: &mut Printer) -> anyhow::Result<Status> {
                 out.flush()?;
                 Ok(Status::Success)
             }
-            None => {
-                anyhow::bail!("unknown code `{code}`; run `skillc explain` to list every code")
-            }
+            // Scan rules (`SC…`) have their own table: their severities are info…critical.
+            None => match crate::scan::rules::find(code) {
+                Some(rule) => {
+                    out.line(rule.explanation.trim_end())?;
+                    out.flush()?;
+                    Ok(Status::Success)
+                }
+                None => anyhow::bail!("unknown code `{code}`; run `skillc explain` to list every code"),
+            },
         },
         None => {
             for r in crate::rules::ALL {
+                out.line(&format!("{}  {:<28} {:<8} {}", r.code, r.name, r.severity, r.summary))?;
+            }
+            for r in crate::scan::rules::ALL {
                 out.line(&format!("{}  {:<28} {:<8} {}", r.code, r.name, r.severity, r.summary))?;
             }
             out.flush()?;

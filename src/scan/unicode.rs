@@ -1,0 +1,445 @@
+//! Invisible and deceptive Unicode: bidi controls (`SC001`), zero-width and other invisible
+//! characters (`SC002`), tag characters (`SC003`) and C0/C1 controls (`SC004`), in file
+//! contents and file names.
+//!
+//! Legitimate uses stay silent: a zero-width joiner between two emoji (👩‍💻), a joiner or
+//! non-joiner inside a word of a script that needs them (Arabic, Persian, Indic), one
+//! variation selector after a character, a BOM at the start of a file, and a flag emoji's tag
+//! sequence (🏴 + 2–7 lowercase tag letters or digits + CANCEL TAG, UTS #51 §2.8). Runs of
+//! invisible characters are reported once per run; at most [`MAX_PER_FILE`] findings per
+//! rule and file, then one summary.
+
+use crate::config::FindingSeverity;
+use crate::scan::Finding;
+use crate::scan::rules::{self, ScanRule};
+
+/// Most findings of one Unicode rule reported per file; the rest are summarised.
+pub const MAX_PER_FILE: usize = 20;
+
+/// A run of invisible characters at least this long is a hidden payload (critical).
+pub const PAYLOAD_RUN: usize = 8;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Class {
+    Bidi,
+    WeakBidi,
+    Invisible,
+    Joiner,
+    VariationSelector,
+    Tag,
+    Control,
+    Escape,
+}
+
+fn classify(c: char) -> Option<Class> {
+    Some(match c {
+        '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' => Class::Bidi,
+        '\u{200E}' | '\u{200F}' | '\u{061C}' => Class::WeakBidi,
+        '\u{200C}' | '\u{200D}' => Class::Joiner,
+        '\u{200B}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{FEFF}'
+        | '\u{180E}'
+        | '\u{00AD}'
+        | '\u{034F}'
+        | '\u{115F}'
+        | '\u{1160}'
+        | '\u{3164}'
+        | '\u{FFA0}'
+        | '\u{E0100}'..='\u{E01EF}'
+        | '\u{17B4}'
+        | '\u{17B5}' => Class::Invisible,
+        '\u{FE00}'..='\u{FE0F}' => Class::VariationSelector,
+        '\u{E0000}'..='\u{E007F}' => Class::Tag,
+        '\u{1B}' => Class::Escape,
+        '\u{0}'..='\u{8}' | '\u{B}' | '\u{E}'..='\u{1A}' | '\u{1C}'..='\u{1F}' | '\u{7F}'..='\u{9F}' => Class::Control,
+        _ => return None,
+    })
+}
+
+fn is_emoji(c: char) -> bool {
+    matches!(c as u32, 0x1F000..=0x1FAFF | 0x2600..=0x27BF | 0x2B00..=0x2BFF | 0x2300..=0x23FF | 0xFE0F | 0x20E3 | 0x2190..=0x21FF | 0x3030 | 0x303D | 0x3297 | 0x3299 | 0x00A9 | 0x00AE | 0x2122)
+}
+
+/// Scripts whose words legitimately contain ZWJ/ZWNJ (Arabic, Persian, Hebrew, Indic,
+/// Southeast Asian, and the rest of the non-Latin letters).
+fn is_complex_script(c: char) -> bool {
+    (c as u32) >= 0x0590 && !is_emoji(c) && c.is_alphanumeric() || matches!(c as u32, 0x0900..=0x0DFF)
+}
+
+fn name_of(c: char) -> &'static str {
+    match c {
+        '\u{202A}' => "LEFT-TO-RIGHT EMBEDDING",
+        '\u{202B}' => "RIGHT-TO-LEFT EMBEDDING",
+        '\u{202C}' => "POP DIRECTIONAL FORMATTING",
+        '\u{202D}' => "LEFT-TO-RIGHT OVERRIDE",
+        '\u{202E}' => "RIGHT-TO-LEFT OVERRIDE",
+        '\u{2066}' => "LEFT-TO-RIGHT ISOLATE",
+        '\u{2067}' => "RIGHT-TO-LEFT ISOLATE",
+        '\u{2068}' => "FIRST STRONG ISOLATE",
+        '\u{2069}' => "POP DIRECTIONAL ISOLATE",
+        '\u{200E}' => "LEFT-TO-RIGHT MARK",
+        '\u{200F}' => "RIGHT-TO-LEFT MARK",
+        '\u{061C}' => "ARABIC LETTER MARK",
+        '\u{200B}' => "ZERO WIDTH SPACE",
+        '\u{200C}' => "ZERO WIDTH NON-JOINER",
+        '\u{200D}' => "ZERO WIDTH JOINER",
+        '\u{2060}' => "WORD JOINER",
+        '\u{FEFF}' => "ZERO WIDTH NO-BREAK SPACE",
+        '\u{00AD}' => "SOFT HYPHEN",
+        '\u{1B}' => "ESCAPE",
+        _ => "",
+    }
+}
+
+fn describe(c: char) -> String {
+    let n = name_of(c);
+    if n.is_empty() {
+        format!("U+{:04X}", c as u32)
+    } else {
+        format!("U+{:04X} {n}", c as u32)
+    }
+}
+
+/// Decodes tag characters to the ASCII they mirror (U+E0041 → `A`), escaped for one line.
+fn decode_tags(tags: &[char]) -> String {
+    let mut s = String::new();
+    for &c in tags {
+        let a = (c as u32).wrapping_sub(0xE0000);
+        match char::from_u32(a) {
+            Some(ch) if (' '..='~').contains(&ch) => s.push(ch),
+            _ => s.push('·'),
+        }
+        if s.len() >= 80 {
+            s.push('…');
+            break;
+        }
+    }
+    s
+}
+
+/// A pending finding for one rule and file, with the per-file cap applied.
+struct Sink<'a> {
+    file: &'a str,
+    counts: [usize; 4],
+    out: &'a mut Vec<Finding>,
+}
+
+impl Sink<'_> {
+    fn push(&mut self, rule: &'static ScanRule, severity: FindingSeverity, line: u32, column: u32, reason: String) {
+        let slot = match rule.code {
+            "SC001" => 0,
+            "SC002" => 1,
+            "SC003" => 2,
+            _ => 3,
+        };
+        self.counts[slot] += 1;
+        if self.counts[slot] <= MAX_PER_FILE {
+            self.out.push(Finding {
+                rule,
+                severity,
+                file: self.file.to_owned(),
+                line,
+                column,
+                reason,
+                context: String::new(),
+            });
+        }
+    }
+
+    fn summarise(&mut self, max: [FindingSeverity; 4]) {
+        let rules: [&'static ScanRule; 4] = [&rules::SC001, &rules::SC002, &rules::SC003, &rules::SC004];
+        for i in 0..4 {
+            if self.counts[i] > MAX_PER_FILE {
+                self.out.push(Finding {
+                    rule: rules[i],
+                    severity: max[i],
+                    file: self.file.to_owned(),
+                    line: 1,
+                    column: 1,
+                    reason: format!(
+                        "{} more like this in the file (not listed)",
+                        self.counts[i] - MAX_PER_FILE
+                    ),
+                    context: String::new(),
+                });
+            }
+        }
+    }
+}
+
+/// Scans a text for invisible and deceptive characters.
+pub fn scan_text(text: &str, file: &str, out: &mut Vec<Finding>) {
+    let bytes = text.as_bytes();
+    // Fast path: plain ASCII without controls (most files).
+    if !bytes
+        .iter()
+        .any(|&b| b >= 0x7f || (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c)))
+    {
+        return;
+    }
+    let mut sink = Sink {
+        file,
+        counts: [0; 4],
+        out,
+    };
+    let mut max = [FindingSeverity::Info; 4];
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut line: u32 = 1;
+    let mut line_start_char = 0usize;
+    let mut invisible_total = 0usize;
+    let mut i = 0usize;
+    while i < chars.len() {
+        let (off, c) = chars[i];
+        if c == '\n' {
+            line += 1;
+            line_start_char = i + 1;
+            i += 1;
+            continue;
+        }
+        let Some(class) = classify(c) else {
+            i += 1;
+            continue;
+        };
+        let column = u32::try_from(i - line_start_char + 1).unwrap_or(u32::MAX);
+        let prev = i.checked_sub(1).map(|p| chars[p].1);
+        let next = chars.get(i + 1).map(|x| x.1);
+        match class {
+            Class::Bidi => {
+                sink.push(
+                    &rules::SC001,
+                    FindingSeverity::High,
+                    line,
+                    column,
+                    format!(
+                        "{}: the text is displayed in another order than it is read",
+                        describe(c)
+                    ),
+                );
+                max[0] = max[0].max(FindingSeverity::High);
+                i += 1;
+            }
+            Class::WeakBidi => {
+                // Marks are normal inside right-to-left text.
+                let rtl = |x: Option<char>| x.is_some_and(|x| matches!(x as u32, 0x0590..=0x08FF | 0xFB1D..=0xFEFC));
+                if !(rtl(prev) || rtl(next)) {
+                    sink.push(
+                        &rules::SC001,
+                        FindingSeverity::Low,
+                        line,
+                        column,
+                        format!("{} outside right-to-left text", describe(c)),
+                    );
+                    max[0] = max[0].max(FindingSeverity::Low);
+                }
+                i += 1;
+            }
+            Class::Tag => {
+                let start = i;
+                let mut j = i;
+                while j < chars.len() && classify(chars[j].1) == Some(Class::Tag) {
+                    j += 1;
+                }
+                let run: Vec<char> = chars[start..j].iter().map(|x| x.1).collect();
+                let is_flag = prev == Some('\u{1F3F4}')
+                    && run.last() == Some(&'\u{E007F}')
+                    && (3..=8).contains(&run.len())
+                    && run[..run.len() - 1]
+                        .iter()
+                        .all(|&t| matches!(t as u32, 0xE0030..=0xE0039 | 0xE0061..=0xE007A));
+                if !is_flag {
+                    sink.push(
+                        &rules::SC003,
+                        FindingSeverity::Critical,
+                        line,
+                        column,
+                        format!(
+                            "{} invisible tag characters that read as \"{}\"",
+                            run.len(),
+                            decode_tags(&run)
+                        ),
+                    );
+                    max[2] = FindingSeverity::Critical;
+                }
+                i = j;
+            }
+            Class::Invisible | Class::Joiner | Class::VariationSelector => {
+                let start = i;
+                let mut j = i;
+                while j < chars.len()
+                    && matches!(
+                        classify(chars[j].1),
+                        Some(Class::Invisible | Class::Joiner | Class::VariationSelector)
+                    )
+                {
+                    j += 1;
+                }
+                let len = j - start;
+                let after = chars.get(j).map(|x| x.1);
+                let legit = len == 1
+                    && match class {
+                        Class::Joiner => {
+                            (prev.is_some_and(is_emoji) && after.is_some_and(is_emoji))
+                                || (prev.is_some_and(is_complex_script) || after.is_some_and(is_complex_script))
+                        }
+                        Class::VariationSelector => prev.is_some_and(|p| !p.is_whitespace()),
+                        _ => (c == '\u{FEFF}' && off == 0) || (c == '\u{00AD}' && prev.is_some_and(char::is_alphabetic)),
+                    }
+                    // Keycaps and emoji sequences: VS16 followed by a joiner.
+                    || (len == 2 && chars[start].1 == '\u{FE0F}' && chars[start + 1].1 == '\u{200D}' && after.is_some_and(is_emoji));
+                if !legit {
+                    invisible_total += len;
+                    let severity = if len >= PAYLOAD_RUN {
+                        FindingSeverity::Critical
+                    } else if len >= 2 {
+                        FindingSeverity::Medium
+                    } else {
+                        FindingSeverity::Low
+                    };
+                    let reason = if len == 1 {
+                        format!("{}: an invisible character", describe(c))
+                    } else if len >= PAYLOAD_RUN {
+                        format!(
+                            "{len} invisible characters in a row (starting with {}): a hidden payload",
+                            describe(c)
+                        )
+                    } else {
+                        format!("{len} invisible characters in a row (starting with {})", describe(c))
+                    };
+                    sink.push(&rules::SC002, severity, line, column, reason);
+                    max[1] = max[1].max(severity);
+                }
+                i = j;
+            }
+            Class::Control | Class::Escape => {
+                let severity = if class == Class::Escape {
+                    FindingSeverity::High
+                } else {
+                    FindingSeverity::Medium
+                };
+                let reason = if class == Class::Escape {
+                    "U+001B ESCAPE: a terminal escape sequence can hide or rewrite what a terminal shows".to_owned()
+                } else {
+                    format!("control character {}", describe(c))
+                };
+                sink.push(&rules::SC004, severity, line, column, reason);
+                max[3] = max[3].max(severity);
+                i += 1;
+            }
+        }
+    }
+    // Many scattered invisible characters are a payload too.
+    if invisible_total >= 2 * PAYLOAD_RUN && max[1] < FindingSeverity::High {
+        // Not subject to the per-file cap: it is the finding that matters.
+        sink.out.push(Finding {
+            rule: &rules::SC002,
+            severity: FindingSeverity::High,
+            file: file.to_owned(),
+            line: 1,
+            column: 1,
+            reason: format!("{invisible_total} invisible characters scattered through the file"),
+            context: String::new(),
+        });
+    }
+    sink.summarise(max);
+}
+
+/// The text with every character the scan flags (bidi controls, invisible characters, tag
+/// characters, controls) written as `<U+XXXX>`, so that printing a path or a quote does not
+/// reorder or hide the terminal's output.
+pub fn escape_invisible(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| classify(c).is_some()) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if classify(c).is_some() {
+            out.push_str(&format!("<U+{:04X}>", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Scans a file name (its path relative to the skill) for deceptive characters: a bidi
+/// override in a name (`invoice<U+202E>fdp.exe`, shown as `invoiceexe.pdf`) is critical.
+pub fn scan_name(rel: &str, file: &str, out: &mut Vec<Finding>) {
+    for c in rel.chars() {
+        let severity = match classify(c) {
+            Some(Class::Bidi) => FindingSeverity::Critical,
+            Some(Class::Tag) => FindingSeverity::Critical,
+            Some(Class::Control | Class::Escape) => FindingSeverity::High,
+            Some(Class::Invisible | Class::Joiner | Class::WeakBidi) => FindingSeverity::High,
+            Some(Class::VariationSelector) | None => continue,
+        };
+        let rule: &'static ScanRule = match classify(c) {
+            Some(Class::Bidi | Class::WeakBidi) => &rules::SC001,
+            Some(Class::Tag) => &rules::SC003,
+            Some(Class::Control | Class::Escape) => &rules::SC004,
+            _ => &rules::SC002,
+        };
+        out.push(Finding {
+            rule,
+            severity,
+            file: file.to_owned(),
+            line: 1,
+            column: 1,
+            reason: format!(
+                "the file name contains {}: it is displayed as something else",
+                describe(c)
+            ),
+            context: String::new(),
+        });
+        return;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(text: &str) -> Vec<(&'static str, FindingSeverity)> {
+        let mut out = Vec::new();
+        scan_text(text, "f", &mut out);
+        out.iter().map(|f| (f.rule.code, f.severity)).collect()
+    }
+
+    #[test]
+    fn legit_sequences_are_silent() {
+        assert!(codes("family 👨\u{200D}👩\u{200D}👧 ok").is_empty());
+        assert!(codes("flag 🏴\u{E0067}\u{E0062}\u{E0065}\u{E006E}\u{E0067}\u{E007F} ok").is_empty());
+        assert!(codes("\u{FEFF}bom at start").is_empty());
+        assert!(codes("می\u{200C}خواهم").is_empty());
+        assert!(codes("heart ❤\u{FE0F} ok").is_empty());
+    }
+
+    #[test]
+    fn payloads_are_found() {
+        assert_eq!(codes("a\u{200B}b"), vec![("SC002", FindingSeverity::Low)]);
+        assert_eq!(
+            codes(&format!("x{}y", "\u{200B}".repeat(79))),
+            vec![("SC002", FindingSeverity::Critical)]
+        );
+        assert_eq!(
+            codes("x\u{E0069}\u{E0067}y"),
+            vec![("SC003", FindingSeverity::Critical)]
+        );
+        assert_eq!(codes("x\u{202E}y"), vec![("SC001", FindingSeverity::High)]);
+        // 79 scattered zero-width spaces: 20 listed, one "scattered" finding, one summary.
+        let scattered: String = (0..79).map(|i| format!("w{i}\u{200B}")).collect();
+        let found = codes(&scattered);
+        assert_eq!(found.len(), 22);
+        assert!(found.contains(&("SC002", FindingSeverity::High)));
+        assert_eq!(codes("x\u{1b}[8my"), vec![("SC004", FindingSeverity::High)]);
+        // A long "flag" carrying a payload is not a flag.
+        let long: String = "ignore all previous"
+            .chars()
+            .map(|c| char::from_u32(0xE0000 + c as u32).unwrap())
+            .collect();
+        assert_eq!(
+            codes(&format!("🏴{long}\u{E007F}")),
+            vec![("SC003", FindingSeverity::Critical)]
+        );
+    }
+}
