@@ -105,6 +105,7 @@ pub(crate) fn run(args: &ImportArgs, out: &mut Printer) -> anyhow::Result<Status
         into: into.clone(),
         root: project.root.clone(),
         limits: project.config.limits,
+        fail_on: project.config.fail_on,
         cache,
         agentskills_base: std::env::var("SKILLC_AGENTSKILLS_BASE")
             .ok()

@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::config::FindingSeverity;
 use crate::db::{Db, Limits, Settings, load};
 use crate::diag::{Diagnostic, Severity};
 use crate::rules::{self, Rule};
@@ -43,6 +44,9 @@ pub struct Options {
     pub root: PathBuf,
     /// Size and count limits (`pipeline.toml` `[limits]`).
     pub limits: Limits,
+    /// Security findings at or above this severity refuse a skill (`pipeline.toml`
+    /// `[scan] fail_on`), as they reject it in `build`.
+    pub fail_on: FindingSeverity,
     /// The download cache; `None` when no cache folder can be found (remote sources fail).
     pub cache: Option<Cache>,
     /// The base `agentskills.io` addresses resolve against ([`spec::agentskills_repository`]).
@@ -596,7 +600,7 @@ fn install(mut outcome: Outcome, mut acquired: Acquired, options: &Options) -> O
         &name,
         &stage_parent,
         &dest,
-        options.limits,
+        (options.limits, options.fail_on),
         reset,
     );
     let _ = std::fs::remove_dir(&stage_parent);
@@ -636,7 +640,7 @@ fn stage_and_commit(
     name: &str,
     stage_parent: &Path,
     dest: &Path,
-    limits: Limits,
+    (limits, fail_on): (Limits, FindingSeverity),
     reset: bool,
 ) -> Result<Vec<Note>, Commit> {
     let io = |p: &Path| {
@@ -663,7 +667,7 @@ fn stage_and_commit(
     }
     #[cfg(not(unix))]
     let _ = executable;
-    let mut diags = validate_staged(stage.path(), name, limits).map_err(Commit::Io)?;
+    let mut diags = validate_staged(stage.path(), name, limits, fail_on).map_err(Commit::Io)?;
     let mut notes = Vec::new();
     if reset {
         // Permissions the claimed tier allowed and `experimental` does not: kept, reported;
@@ -695,15 +699,21 @@ fn stage_and_commit(
 }
 
 /// Checks a staged skill before it enters the skills root: the skill `name` in the folder
-/// `stage` goes through `db::load` and `skill::check_skill` exactly as `skillc check` would
-/// (parse, fields, limits, links). Returns every diagnostic; an error refuses the import.
+/// `stage` goes through `db::load`, `skill::check_skill` exactly as `skillc check` would
+/// (parse, fields, limits, links), and the security scan (`scan::scan_skill`), whose findings
+/// at or above `fail_on` become `SC000` errors as they reject the skill in `build`. Returns
+/// every diagnostic; an error refuses the import.
 ///
-/// This is the one place every imported skill passes before it is written: further gates
-/// (the security scan of issue 6) are added here.
+/// This is the one place every imported skill passes before it is written.
 ///
 /// # Errors
 /// A message when the staged copy cannot be read back.
-pub fn validate_staged(stage: &Path, name: &str, limits: Limits) -> Result<Vec<Diagnostic>, String> {
+pub fn validate_staged(
+    stage: &Path,
+    name: &str,
+    limits: Limits,
+    fail_on: FindingSeverity,
+) -> Result<Vec<Diagnostic>, String> {
     let found = load::discover(stage, &[PathBuf::from(name)], &[]).map_err(|e| e.to_string())?;
     let mut diags = found.problems;
     let read = load::read(found.skills, limits, true);
@@ -716,6 +726,25 @@ pub fn validate_staged(stage: &Path, name: &str, limits: Limits) -> Result<Vec<D
                 .iter()
                 .cloned(),
         );
+        let scan = crate::scan::scan_skill(&db, skill, settings);
+        for f in scan.findings.iter().filter(|f| f.severity >= fail_on) {
+            let pos = crate::diag::Pos {
+                offset: 0,
+                line: f.line,
+                column: f.column,
+            };
+            diags.push(Diagnostic::new(
+                &rules::SC000,
+                f.file.clone(),
+                crate::diag::Span::at(pos),
+                format!(
+                    "security finding {} ({}): {}",
+                    f.rule.code,
+                    f.severity,
+                    crate::scan::unicode::escape_invisible(&f.reason)
+                ),
+            ));
+        }
     }
     Ok(diags)
 }
