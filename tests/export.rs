@@ -306,7 +306,9 @@ fn cli_finds_skills_by_name_and_refuses_invalid_ones() {
             "  hermes: \"{\\\"tags\\\":[\\\"a\\\",\\\"b\\\"]}\"\n  version: 1.0.0\n  platforms: \"[\\\"linux\\\"]\"\n",
             "  skillc-export: \"{\\\"v\\\":1,\\\"order\\\":[\\\"name\\\",\\\"description\\\",\\\"version\\\",\\\"platforms\\\",\\\"metadata\\\"],",
             "\\\"metadata\\\":[\\\"hermes\\\"],\\\"moved\\\":{\\\"platforms\\\":\\\"platforms\\\",\\\"version\\\":\\\"version\\\"},",
-            "\\\"json\\\":[\\\"hermes\\\",\\\"platforms\\\"]}\"\n",
+            "\\\"json\\\":[\\\"hermes\\\",\\\"platforms\\\"],",
+            "\\\"head\\\":\\\"--\\x2d\\\\nname: demo\\\\ndescription: A demo skill. Use it in tests.\\\\nversion: 1.0.0",
+            "\\\\nplatforms: [linux]\\\\nmetadata:\\\\n  hermes:\\\\n    tags: [a, b]\\\\n--\\x2d\\\\n\\\"}\"\n",
             "---\n# Demo\n\nRun `scripts/run.sh list`.\n"
         )
     );

@@ -669,7 +669,7 @@ fn malicious_zips_are_refused_with_nothing_written() {
 
 #[test]
 fn an_exported_zip_imports_as_the_same_skill() {
-    // The skill of the repository's examples, zipped in `skillc export`'s layout.
+    // The skill of the repository's examples, zipped in `skillc export`'s layout by hand.
     let original = manifest_dir().join("skills/expense-ledger");
     let src = tempfile::tempdir().unwrap();
     let zip_path = src.path().join("expense-ledger.zip");
@@ -678,6 +678,68 @@ fn an_exported_zip_imports_as_the_same_skill() {
     let r = p.import(&[&zip_path.display().to_string()]);
     assert_eq!(r.code, Some(0), "{}", r.stdout);
     assert_eq!(tree(&p.path().join("skills/expense-ledger")), tree(&original));
+}
+
+/// Every example skill and 20 corpus skills that pass `check`: `skillc export` (which moves
+/// extensions under `metadata` as strings) then `skillc import` gives back the same files,
+/// byte for byte.
+#[test]
+fn export_then_import_reproduces_every_skill_byte_for_byte() {
+    let mut skills: Vec<PathBuf> = ["workspace", "incident-review", "runbooks", "todo", "expense-ledger"]
+        .iter()
+        .map(|n| manifest_dir().join("skills").join(n))
+        .collect();
+    if let Some(corpus) = common::corpus() {
+        let mut all: Vec<PathBuf> = walkdir::WalkDir::new(&corpus)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name() == "SKILL.md")
+            .filter_map(|e| e.path().parent().map(Path::to_path_buf))
+            .collect();
+        all.sort();
+        // Every 40th skill that passes `check` (export refuses the others), 20 in all.
+        let picked: Vec<PathBuf> = all
+            .iter()
+            .step_by(40)
+            .filter(|d| common::skillc(&manifest_dir(), ["check", "--quiet", &d.display().to_string()]).code == Some(0))
+            .take(20)
+            .cloned()
+            .collect();
+        assert_eq!(picked.len(), 20);
+        skills.extend(picked);
+    }
+    let zips = tempfile::tempdir().unwrap();
+    let p = Project::new();
+    for (i, dir) in skills.iter().enumerate() {
+        let zip = zips.path().join(format!("{i}.zip"));
+        let e = p.run(
+            &["export", &dir.display().to_string(), "-o", &zip.display().to_string()],
+            &[],
+        );
+        assert_eq!(e.code, Some(0), "export {}: {}{}", dir.display(), e.stdout, e.stderr);
+        let (r, j) = p.import_json(&[&zip.display().to_string()]);
+        assert_eq!(r.code, Some(0), "import {}: {}", dir.display(), r.stdout);
+        let path = j["sources"][0]["path"].as_str().unwrap().to_owned();
+        let imported = tree(&p.path().join(&path));
+        // Export leaves hidden files out (EX002); everything else comes back unchanged.
+        let expected: BTreeMap<String, Vec<u8>> = tree(dir)
+            .into_iter()
+            .filter(|(rel, _)| !rel.split('/').any(|c| c.starts_with('.')))
+            .collect();
+        assert_eq!(
+            imported.keys().collect::<Vec<_>>(),
+            expected.keys().collect::<Vec<_>>(),
+            "{}",
+            dir.display()
+        );
+        for (rel, bytes) in &expected {
+            assert!(
+                imported[rel] == *bytes,
+                "{}: {rel} differs after the round trip",
+                dir.display()
+            );
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------

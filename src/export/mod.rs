@@ -135,28 +135,41 @@ pub fn standard_skill_md(file: &str, text: &str, dir_name: &str) -> Exported {
         marker.moved.insert(mkey.clone(), key);
         metadata.push((mkey, value));
     }
-    if marker.is_needed() {
-        let json = serde_json::to_string(&marker).unwrap_or_default();
-        metadata.push((MARKER.to_owned(), Value::Str(json)));
-    }
-    if !metadata.is_empty() {
-        let at = metadata_at.unwrap_or(top.len()).min(top.len());
-        top.insert(at, ("metadata".into(), Value::Map(metadata)));
-    }
     let eol = if text[..body.start].contains("\r\n") {
         "\r\n"
     } else {
         "\n"
     };
     let (split, _) = frontmatter::split(&src);
-    let mut new = String::with_capacity(text.len() + 64);
-    new.push_str("---");
-    new.push_str(eol);
-    new.push_str(&yaml_out::render_mapping(&top, eol));
-    new.push_str("---");
-    if split.as_ref().is_some_and(|s| s.body.start > s.close_fence.end) {
-        new.push_str(eol);
+    let blank_line = split.as_ref().is_some_and(|s| s.body.start > s.close_fence.end);
+    // Everything before the body, with `metadata` (and the marker, when there is one) in place.
+    let head = |marker: Option<&Marker>| {
+        let mut top = top.clone();
+        let mut metadata = metadata.clone();
+        if let Some(m) = marker {
+            let json = serde_json::to_string(m).unwrap_or_default();
+            metadata.push((MARKER.to_owned(), Value::Str(json)));
+        }
+        if !metadata.is_empty() {
+            let at = metadata_at.unwrap_or(top.len()).min(top.len());
+            top.insert(at, ("metadata".into(), Value::Map(metadata)));
+        }
+        let mut head = String::with_capacity(body.start + 64);
+        head.push_str("---");
+        head.push_str(eol);
+        head.push_str(&yaml_out::render_mapping(&top, eol));
+        head.push_str("---");
+        if blank_line {
+            head.push_str(eol);
+        }
+        head
+    };
+    // When the export changes the bytes before the body, the marker keeps the original ones so
+    // that an unedited export is restored byte for byte.
+    if marker.is_needed() || head(None) != text[..body.start] {
+        marker.head = Some(text[..body.start].to_owned());
     }
+    let mut new = head(marker.is_needed().then_some(&marker));
     new.push_str(&text[body]);
     // What the reference validator will say, as far as skillc knows it.
     let strict = validate::analyze(
@@ -210,6 +223,11 @@ struct Marker {
     /// `allowed-tools` when it was a list (the export joins it with spaces).
     #[serde(default, rename = "allowed-tools", skip_serializing_if = "Option::is_none")]
     allowed_tools: Option<Vec<String>>,
+    /// The original bytes before the body (fences, frontmatter, the blank line after it), when
+    /// the export changed them: [`restore_skill_md`] puts them back as they were when the
+    /// exported frontmatter is unedited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    head: Option<String>,
 }
 
 impl Marker {
@@ -235,7 +253,11 @@ impl Marker {
     }
 
     fn is_needed(&self) -> bool {
-        !(self.moved.is_empty() && self.json.is_empty() && self.plain.is_empty() && self.allowed_tools.is_none())
+        !(self.moved.is_empty()
+            && self.json.is_empty()
+            && self.plain.is_empty()
+            && self.allowed_tools.is_none()
+            && self.head.is_none())
     }
 }
 
@@ -250,9 +272,10 @@ fn encode(node: &Node) -> (Value, Kind) {
 }
 
 /// Undoes [`standard_skill_md`]: when the frontmatter of `text` carries
-/// `metadata.skillc-export`, returns the SKILL.md with the original top-level keys, key order,
-/// nested values and types back (comments and quoting styles are not restored; values read
-/// the same). `None` when `text` is not a skillc export (nothing to undo) or cannot be read.
+/// `metadata.skillc-export`, returns the original SKILL.md: byte for byte when the exported
+/// frontmatter was not edited since (the marker keeps the original bytes before the body);
+/// else with the original top-level keys, key order, nested values and types back (comments
+/// and quoting styles are not restored; values read the same). `None` when `text` is not a skillc export (nothing to undo) or cannot be read.
 /// For `skillc import` of exported zips.
 pub fn restore_skill_md(text: &str) -> Option<String> {
     let ctx = Context {
@@ -263,6 +286,14 @@ pub fn restore_skill_md(text: &str) -> Option<String> {
     let (root, body) = (a.frontmatter.as_ref()?, a.body.clone()?);
     let md = root.get_value("metadata")?;
     let marker: Marker = serde_json::from_str(md.get_value(MARKER)?.as_str()?).ok()?;
+    // Unedited since the export (exporting the original again gives exactly `text`): the
+    // original bytes, as they were.
+    if let Some(head) = &marker.head {
+        let original = format!("{head}{}", &text[body.clone()]);
+        if standard_skill_md("SKILL.md", &original, "").text.as_deref() == Some(text) {
+            return Some(original);
+        }
+    }
     let decode = |key: &str, node: &Node| -> Value {
         let text = node.as_str().unwrap_or_default();
         if marker.json.iter().any(|k| k == key) {
@@ -406,7 +437,7 @@ mod tests {
         assert_eq!(
             e.text.as_deref(),
             Some(
-                "---\nname: demo\ndescription: A demo. Use it.\nallowed-tools: \"Read Bash(git:*)\"\nmetadata:\n  author: me\n  openclaw: \"{\\\"requires\\\":{\\\"bins\\\":[\\\"gog\\\"]},\\\"always\\\":true}\"\n  version: 1.0.0\n  platforms: \"[\\\"linux\\\",\\\"macos\\\"]\"\n  skillc-export: \"{\\\"v\\\":1,\\\"order\\\":[\\\"name\\\",\\\"description\\\",\\\"version\\\",\\\"platforms\\\",\\\"allowed-tools\\\",\\\"metadata\\\"],\\\"metadata\\\":[\\\"author\\\",\\\"openclaw\\\"],\\\"moved\\\":{\\\"platforms\\\":\\\"platforms\\\",\\\"version\\\":\\\"version\\\"},\\\"json\\\":[\\\"openclaw\\\",\\\"platforms\\\"],\\\"allowed-tools\\\":[\\\"Read\\\",\\\"Bash(git:*)\\\"]}\"\n---\n# Body\n\n---\nkept\n"
+                "---\nname: demo\ndescription: A demo. Use it.\nallowed-tools: \"Read Bash(git:*)\"\nmetadata:\n  author: me\n  openclaw: \"{\\\"requires\\\":{\\\"bins\\\":[\\\"gog\\\"]},\\\"always\\\":true}\"\n  version: 1.0.0\n  platforms: \"[\\\"linux\\\",\\\"macos\\\"]\"\n  skillc-export: \"{\\\"v\\\":1,\\\"order\\\":[\\\"name\\\",\\\"description\\\",\\\"version\\\",\\\"platforms\\\",\\\"allowed-tools\\\",\\\"metadata\\\"],\\\"metadata\\\":[\\\"author\\\",\\\"openclaw\\\"],\\\"moved\\\":{\\\"platforms\\\":\\\"platforms\\\",\\\"version\\\":\\\"version\\\"},\\\"json\\\":[\\\"openclaw\\\",\\\"platforms\\\"],\\\"allowed-tools\\\":[\\\"Read\\\",\\\"Bash(git:*)\\\"],\\\"head\\\":\\\"--\\x2d\\\\nname: demo\\\\ndescription: A demo. Use it.\\\\nversion: 1.0.0\\\\nplatforms: [linux, macos]\\\\nallowed-tools:\\\\n  - Read\\\\n  - Bash(git:*)\\\\nmetadata:\\\\n  author: me\\\\n  openclaw: {requires: {bins: [gog]}, always: true}\\\\n--\\x2d\\\\n\\\"}\"\n---\n# Body\n\n---\nkept\n"
             )
         );
     }

@@ -564,6 +564,14 @@ fn install(mut outcome: Outcome, mut acquired: Acquired, options: &Options) -> O
     if dest.symlink_metadata().is_ok() {
         return outcome.end(Status::Skipped, &rules::IM006, exists());
     }
+    // A `skillc export` moved extensions under `metadata` as strings: put them back, so that
+    // an exported skill imports as the skill it was (and its tier claim is seen below).
+    if let Some(restored) = std::str::from_utf8(&acquired.files[md_index].1)
+        .ok()
+        .and_then(crate::export::restore_skill_md)
+    {
+        acquired.files[md_index].1 = restored.into_bytes();
+    }
     // The tier claim.
     let mut reset = false;
     match edit::reset_tier(&acquired.files[md_index].1) {
