@@ -7,11 +7,13 @@ The same N and seed always produce the same bytes. Sizes follow the real corpus 
 median about 4 KB with a long tail to about 40 KB; a quarter of the skills carry `references/`,
 a few `assets/`; skills with sub-commands carry their script).
 
-The mix imitates the real corpus: most skills are instruction-only Markdown; about a third
-expose sub-commands through a script of their own (fenced shell blocks with an alias, as
-Hermes skills do) or a declared binary (inline-code bullets, as OpenClaw skills do, with a
-JSON5-style metadata flow map); a few use GAIA typed tools; about 5 % have a problem
-(name/folder mismatch, invalid YAML, missing description).
+The mix is calibrated on the real corpus (1,689 skills: 16 % expose sub-commands, about 8 per
+such skill): 84 % are instruction-only Markdown; 9 % expose sub-commands through a script of
+their own (fenced shell blocks with an alias, as Hermes skills do), 6 % through a declared
+binary (inline-code bullets, as OpenClaw skills do, with a JSON5-style metadata flow map), 1 %
+through GAIA typed tools; about 5 % have a problem (name/folder mismatch, invalid YAML, missing
+description). Each skill is named after its own made-up product (`kavolu-mail`), whose name
+opens its description, as real skills are named after the service they drive.
 """
 import os
 import random
@@ -21,6 +23,19 @@ SERVICES = ["mail", "calendar", "files", "contacts", "tasks", "issues", "notes",
 VERBS = ["list", "get", "search", "create", "update", "delete", "send", "share", "export", "append"]
 WORDS = ("alpha beta gamma delta project report team budget review release invoice order "
          "customer ticket meeting summary draft archive backup schedule").split()
+
+
+SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
+
+
+def brand(i):
+    """A pronounceable product name, distinct for every i (base-70 syllables)."""
+    parts = []
+    n = i + 70 * 70  # at least three syllables
+    while n:
+        n, r = divmod(n, len(SYLLABLES))
+        parts.append(SYLLABLES[r])
+    return "".join(parts)
 
 
 def paragraph(rng, n):
@@ -33,7 +48,7 @@ def body(rng, name, kind):
         lines += ["```bash", f'T="python3 {{baseDir}}/scripts/{name.replace("-", "_")}.py"', "```", ""]
         for svc in rng.sample(SERVICES, 3):
             lines += [f"### {svc.capitalize()}", "", "```bash"]
-            for verb in rng.sample(VERBS, 4):
+            for verb in rng.sample(VERBS, 3):
                 lines.append(f"# {verb.capitalize()} {svc}")
                 lines.append(f'$T {svc} {verb} <id> --max {rng.randint(1, 50)} --query "{rng.choice(WORDS)}"')
             lines += ["```", ""]
@@ -50,7 +65,8 @@ def body(rng, name, kind):
 
 
 def frontmatter(rng, name, kind, broken):
-    desc = paragraph(rng, rng.randint(8, 40))
+    product = name.split("-")[0].capitalize()
+    desc = f"{product} {name.split('-')[1]} client. " + paragraph(rng, rng.randint(8, 40))
     fm = ["---", f"name: {name}", f"description: {desc}", "license: MIT", f"version: 1.{rng.randint(0, 9)}.0"]
     if kind == "binary":
         fm += ["metadata:", "  {", '    "openclaw":', f'      {{ "requires": {{ "bins": ["{name}"], "env": ["{name.upper().replace("-", "_")}_TOKEN"], }}, }},', "  }"]
@@ -94,8 +110,8 @@ def main():
     rng = random.Random(seed)
     for i in range(n):
         group = f"group-{i // 100:03d}"
-        name = f"skill-{i:05d}"
-        kind = rng.choices(["plain", "script", "binary", "gaia"], weights=[60, 20, 15, 5])[0]
+        name = f"{brand(i)}-{rng.choice(SERVICES)}"
+        kind = rng.choices(["plain", "script", "binary", "gaia"], weights=[84, 9, 6, 1])[0]
         broken = rng.choices([None, "mismatch", "yaml", "nodesc"], weights=[95, 2, 2, 1])[0]
         folder = os.path.join(out, group, name + ("-old" if broken == "mismatch" else ""))
         os.makedirs(os.path.join(folder, "scripts"), exist_ok=True)
