@@ -11,6 +11,7 @@ pub mod diag;
 pub mod emit;
 pub mod extract;
 pub mod generate;
+pub mod route;
 pub mod rules;
 pub mod sign;
 pub mod skill;

@@ -71,7 +71,14 @@ pub struct Executor {
     /// `manifest.toml`.
     pub manifest: String,
     /// The English description (the manifest's `description`).
-    description: String,
+    pub description: String,
+    /// English and Italian labels (`read events (Google Workspace)`).
+    pub labels: (String, String),
+    /// The affinity terms of the language state (sorted, de-duplicated), used by L3 and the
+    /// router.
+    pub affinity: Vec<String>,
+    /// The contract the wrapper embeds and prints with `--describe` (L5 compares the two).
+    pub contract: serde_json::Value,
     /// Hex SHA-256 of the wrapper and of the language state, for `[integrity]`.
     hashes: (String, String),
 }
@@ -279,9 +286,9 @@ pub fn executor(plan: &Plan, name: &ExecutorName, skill: &SkillInfo, vocab: &Voc
     affinity.sort();
     affinity.dedup();
     let lang_state = json!({
-        "affinity": affinity,
-        "en": {"description": en_description, "label": en_label},
-        "it": {"description": it_description, "label": it_label},
+        "affinity": &affinity,
+        "en": {"description": &en_description, "label": &en_label},
+        "it": {"description": it_description, "label": &it_label},
     });
     let lang_state = format!("{}\n", serde_json::to_string_pretty(&lang_state).unwrap_or_default());
     let contract = contract(plan, name, skill);
@@ -295,6 +302,9 @@ pub fn executor(plan: &Plan, name: &ExecutorName, skill: &SkillInfo, vocab: &Voc
         lang_state,
         manifest,
         description: en_description,
+        labels: (en_label, it_label),
+        affinity,
+        contract,
         hashes,
     }
 }
