@@ -13,8 +13,9 @@
 //!   sub-command's own description when it has one) must route to it first with the
 //!   [`route`] router, over the executors that passed L1–L3 and L5–L6 (`AD005`). There is no
 //!   history (`out/` is never read, and the previous catalog does not decide anything): when
-//!   one plan's request routes to another executor, the victim and the executor that steals
-//!   it are both rejected, each naming the other. The battery is re-run on the survivors until
+//!   one plan's label request routes to another executor, the victim and the executor that
+//!   steals it are both rejected, each naming the other (a description request that routes
+//!   elsewhere rejects only its own plan: the description asks for another executor's job). The battery is re-run on the survivors until
 //!   it holds, so [`Admission::battery`] passes on exactly the admitted catalog.
 //! - **L5 executable**: the referenced program is a file of the skill or a declared binary, the
 //!   wrapper compiles and its `--describe` equals the contract (`AD006`). Running Python is the
@@ -147,6 +148,9 @@ pub struct Prototype {
     pub lang: &'static str,
     /// The request text.
     pub request: String,
+    /// `label` (built from the vocabulary labels) or `description` (label and the
+    /// sub-command's own description).
+    pub kind: &'static str,
 }
 
 /// The result of admitting a catalog.
@@ -493,15 +497,17 @@ pub fn check_l3(terms: &[&[String]], names: &[(String, &str)], opts: &Options<'_
 
 /// The prototype requests of one executor: its English and Italian labels (provider
 /// included, parentheses dropped) and, when the source describes the sub-command in three
-/// words or more, that description (English).
-pub fn prototypes(c: &Candidate<'_>) -> Vec<(&'static str, String)> {
+/// words or more, the English label followed by that description (`list labels Workspace:
+/// Labels with message and unread counts`), the way a user asking for it would word it.
+pub fn prototypes(c: &Candidate<'_>) -> Vec<(&'static str, String, &'static str)> {
     let Some(e) = c.executor else { return Vec::new() };
     let plain = |s: &str| s.replace(['(', ')'], "");
-    let mut v = vec![("en", plain(&e.labels.0)), ("it", plain(&e.labels.1))];
+    let mut v = vec![("en", plain(&e.labels.0), "label"), ("it", plain(&e.labels.1), "label")];
     if let Some(d) = &c.plan.subcommand.description
         && d.split_whitespace().count() >= 3
     {
-        v.push(("en", d.trim().to_owned()));
+        let d: String = d.split_whitespace().collect::<Vec<_>>().join(" ");
+        v.push(("en", format!("{}: {d}", plain(&e.labels.0)), "description"));
     }
     v.sort();
     v.dedup();
@@ -537,20 +543,22 @@ fn check_l4(skills: &[SkillPlans<'_>], keys: &[Key], vocab: &Vocabulary) -> (BTr
     let docs: Vec<Doc> = cands.iter().map(doc).collect();
     let router = Router::new(&docs, vocab);
     let index: HashMap<&str, usize> = docs.iter().enumerate().map(|(i, d)| (d.name.as_str(), i)).collect();
-    let results: Vec<(usize, Vec<Prototype>, Vec<(String, &'static str, Option<String>)>)> = cands
+    type Miss = (String, &'static str, Option<String>, &'static str);
+    let results: Vec<(usize, Vec<Prototype>, Vec<Miss>)> = cands
         .par_iter()
         .enumerate()
         .map(|(i, c)| {
             let mut protos = Vec::new();
             let mut misses = Vec::new();
-            for (lang, request) in prototypes(c) {
+            for (lang, request, kind) in prototypes(c) {
                 if let Err(winner) = router.routes_to(&request, i) {
-                    misses.push((request.clone(), lang, winner));
+                    misses.push((request.clone(), lang, winner, kind));
                 }
                 protos.push(Prototype {
                     expected: docs[i].name.clone(),
                     lang,
                     request,
+                    kind,
                 });
             }
             (i, protos, misses)
@@ -562,13 +570,16 @@ fn check_l4(skills: &[SkillPlans<'_>], keys: &[Key], vocab: &Vocabulary) -> (BTr
         battery.extend(protos);
         // The victim's first miss (in prototype order) names the executor that took it; that
         // executor is rejected too, for stealing the request.
-        if let Some((request, lang, winner)) = misses.into_iter().next() {
+        if let Some((request, lang, winner, kind)) = misses.into_iter().next() {
             let reason = match &winner {
                 Some(w) => format!("its prototype request \"{request}\" ({lang}) routes to `{w}` first, not to it"),
                 None => format!("its prototype request \"{request}\" ({lang}) routes to no executor"),
             };
             failures.entry(i).or_insert(reason);
-            if let Some(w) = winner.as_deref().and_then(|w| index.get(w)) {
+            // Only the labels are an executor's own requests: a description that also asks for
+            // another executor's job rejects its own plan, not the other one.
+            let label = kind == "label";
+            if let Some(w) = winner.as_deref().and_then(|w| index.get(w)).filter(|_| label) {
                 failures.entry(*w).or_insert(format!(
                     "it takes the prototype request \"{request}\" ({lang}) of `{}`",
                     docs[i].name
@@ -667,32 +678,70 @@ fn wording(c: &Candidate<'_>) -> Vec<(&'static str, String)> {
     v
 }
 
+/// The action a word means, as a verb: the word, its plural stem, or the word without a
+/// third-person `s` (`gets`, `lists`, `removes`).
+fn action_of<'v>(word: &str, vocab: &'v Vocabulary) -> Option<&'v vocab::Action> {
+    let m = vocab
+        .action(word)
+        .or_else(|| vocab.action(&route::stem(word)))
+        .or_else(|| word.strip_suffix('s').and_then(|w| vocab.action(w)))?;
+    vocab.actions.get(m.name())
+}
+
+/// Whether wording of class `said` contradicts a name of class `own`: the name understates
+/// what the command does (a `safe` name for a command that changes or removes things, a
+/// `producer` name for one that removes things), or a `destructive` name for a command
+/// described as only reading. A `producer` described as reading ("run … Get the result") is
+/// not a contradiction: producers often answer with data.
+pub fn contradicts(own: ActionClass, said: ActionClass) -> bool {
+    use ActionClass::{Destructive, Producer, Safe};
+    matches!(
+        (own, said),
+        (Safe, Producer | Destructive) | (Producer, Destructive) | (Destructive, Safe)
+    )
+}
+
 /// The built-in L6 verifier: the sub-command's own wording must not contradict the class of
-/// its action. It rejects only a clear contradiction: the wording has words meaning actions,
-/// none of them is the executor's action or of its class, e.g. a `delete` described as
-/// "List the files". Wording without action words passes.
+/// its action. It rejects only a clear contradiction ([`contradicts`]): the description's
+/// leading verb (its first word: "List every file…", "Removes…") means an action of a
+/// contradicting class, and no word of the description or of the section heading means the
+/// executor's action or one of its class, e.g. a `delete` described as "List every file in
+/// the folder", or a `read` described as "Create a note". A description that
+/// does not start with an action word (or no description) passes: headings group several
+/// commands and nouns such as "share" or "status" are not verbs.
 pub fn check_l6_builtin(c: &Candidate<'_>, vocab: &Vocabulary) -> Result<(), String> {
     let Some(own) = vocab.actions.get(&c.name.action) else {
         return Ok(());
     };
-    let mut found: Vec<(String, &str, ActionClass, &'static str)> = Vec::new();
-    for (part, text) in wording(c) {
-        for w in route::words(&text) {
-            let hit = vocab.action(&w).or_else(|| vocab.action(&route::stem(&w)));
-            if let Some(m) = hit
-                && let Some(a) = vocab.actions.get(m.name())
-            {
-                found.push((w, &a.name, a.class, part));
-            }
-        }
-    }
-    if found.is_empty() || found.iter().any(|f| f.1 == own.name || f.2 == own.class) {
+    let Some(description) = &c.plan.subcommand.description else {
+        return Ok(());
+    };
+    let Some(lead) = route::words(description).into_iter().next() else {
+        return Ok(());
+    };
+    let Some(said) = action_of(&lead, vocab) else {
+        return Ok(());
+    };
+    // A leading word that is also an object ("Labels with…", "Tags…") is a noun.
+    if vocab.object(&lead).is_some() || vocab.object(&route::stem(&lead)).is_some() {
         return Ok(());
     }
-    let (word, action, class, part) = &found[0];
+    if !contradicts(own.class, said.class) {
+        return Ok(());
+    }
+    let agrees = wording(c).iter().any(|(_, text)| {
+        route::words(text)
+            .iter()
+            .filter_map(|w| action_of(w, vocab))
+            .any(|a| a.name == own.name || a.class == own.class)
+    });
+    if agrees {
+        return Ok(());
+    }
     Err(format!(
-        "its {part} says \"{word}\" ({action}, {}) but the executor's action `{}` is {}, and nothing in its wording means {}",
-        class.as_str(),
+        "its description starts with \"{lead}\" ({}, {}) but the executor's action `{}` is {}, and nothing in its wording means {}",
+        said.name,
+        said.class.as_str(),
         own.name,
         own.class.as_str(),
         own.name,
@@ -804,6 +853,7 @@ mod tests {
             credentials: vec![],
             permissions: vec![],
             tier: Default::default(),
+            description: format!("Test skill {skill}."),
         }
     }
 
@@ -1054,15 +1104,20 @@ mod tests {
             ("delete", "files", "a", &["rm"], Some("List every file in the folder.")),
             ("delete", "files", "b", &["rm"], Some("Removes the files, then lists what is left.")),
             ("list", "files", "c", &["ls"], Some("Shows the files.")),
+            ("describe", "payments", "d", &["summary"], Some("This month, with each category's share")),
         ];
         let out = run(defs, &skip, &ok, "");
         assert_eq!(level(&out[0]), Some((Level::L6, "AD007")));
         let Verdict::Rejected { reason, .. } = &out[0] else { panic!() };
-        assert!(reason.contains("\"list\" (list, safe)"), "{reason}");
+        assert_eq!(
+            reason,
+            "its description starts with \"list\" (list, safe) but the executor's action `delete` is destructive, and nothing in its wording means delete"
+        );
         assert_eq!(level(&out[1]), None, "a word meaning delete is there");
         assert_eq!(level(&out[2]), None, "show and list are both safe");
+        assert_eq!(level(&out[3]), None, "a noun that could be a verb is not a leading verb");
         // An external verifier that rejects, crashes or is missing rejects (fail closed).
-        let out = run(&defs[2..], &skip, &ok, "check");
+        let out = run(&defs[2..3], &skip, &ok, "check");
         assert_eq!(level(&out[0]), None);
         for answer in [
             Ok("{\"verdict\": \"reject\", \"reason\": \"nope\"}".to_owned()),
@@ -1073,7 +1128,7 @@ mod tests {
                 python: false,
                 verifier: answer,
             };
-            let out = run(&defs[2..], &skip, &f, "check");
+            let out = run(&defs[2..3], &skip, &f, "check");
             assert_eq!(level(&out[0]), Some((Level::L6, "AD008")), "{:?}", f.verifier);
         }
     }
@@ -1121,24 +1176,56 @@ mod tests {
         ];
         let out = run(defs, &skip, &fake, "");
         assert!(out.iter().all(|v| matches!(v, Verdict::Admitted(_))), "{out:?}");
-        // A description that asks for another executor's job steals its request: both go.
+        // Two names for one job (qualifiers in another order): each one's requests route to
+        // the other as much as to itself, so both go, each naming the other.
         let mut defs = defs.to_vec();
-        defs.push(("list", "events", "gamma", &["events"], Some("delete the beta files")));
-        let out = run(&defs, &skip, &fake, "");
-        assert_eq!(level(&out[0]), None);
-        assert_eq!(level(&out[1]), None);
-        assert_eq!(level(&out[2]), Some((Level::L4, "AD005")));
-        assert_eq!(level(&out[3]), Some((Level::L4, "AD005")));
-        let (Verdict::Rejected { reason: victim, .. }, Verdict::Rejected { reason: thief, .. }) = (&out[3], &out[2]) else {
-            panic!()
+        defs.push(("list", "files", "alpha", &["ls"], None));
+        let out = {
+            let v = v();
+            let mut names: Vec<ExecutorName> = defs.iter().map(|d| name(d.0, d.1, d.2)).collect();
+            names[0].qualifiers = vec!["xlsx".into(), "csv".into()];
+            names[3].qualifiers = vec!["csv".into(), "xlsx".into()];
+            let plans: Vec<Plan> = names.iter().map(|n| plan(n, &["ls"], None)).collect();
+            let infos: Vec<SkillInfo> = defs.iter().map(|d| info(d.2)).collect();
+            let stamp = Stamp {
+                levels: BTreeMap::new(),
+                skipped: vec![],
+                imported_at: String::new(),
+            };
+            let execs: Vec<Executor> = (0..4)
+                .map(|i| generate::executor(&plans[i], &names[i], &infos[i], &v, &stamp))
+                .collect();
+            let skills: Vec<SkillPlans<'_>> = (0..4)
+                .map(|i| SkillPlans {
+                    skill: &infos[i].name,
+                    plans: vec![Some(Candidate {
+                        name: &names[i],
+                        plan: &plans[i],
+                        executor: Some(&execs[i]),
+                    })],
+                    info: Some(&infos[i]),
+                    files: &[],
+                })
+                .collect();
+            let a = admit(&skills, &v, &opts(&skip, &fake, ""));
+            // The battery holds the requests of the admitted executors only.
+            assert!(a.battery.iter().all(|p| p.expected != "list_files_csv_xlsx_alpha"));
+            assert!(a.battery.contains(&Prototype {
+                expected: "delete_files_beta".into(),
+                lang: "it",
+                request: "elimina file Beta".into(),
+                kind: "label",
+            }));
+            a.skills.into_iter().map(|s| s.plans[0].clone()).collect::<Vec<_>>()
         };
+        assert_eq!(level(&out[1]), None);
+        assert_eq!(level(&out[2]), None);
+        assert_eq!(level(&out[0]), Some((Level::L4, "AD005")));
+        assert_eq!(level(&out[3]), Some((Level::L4, "AD005")));
+        let Verdict::Rejected { reason, .. } = &out[0] else { panic!() };
         assert_eq!(
-            victim,
-            "its prototype request \"delete the beta files\" (en) routes to `delete_files_beta` first, not to it"
-        );
-        assert_eq!(
-            thief,
-            "it takes the prototype request \"delete the beta files\" (en) of `list_events_gamma`"
+            reason,
+            "its prototype request \"list files spreadsheet CSV Alpha\" (en) routes to `list_files_csv_xlsx_alpha` first, not to it"
         );
     }
 }

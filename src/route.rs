@@ -12,11 +12,16 @@
 //! - a **concept** when the vocabulary gives it a meaning: `a:<action>`, `o:<object>`,
 //!   `q:<qualifier>`, through canonical names, synonyms and the `en`/`it` labels (so `elenca`
 //!   and `ls` both mean `a:list`);
+//!   A word meaning both an action and an object (`labels`) is the object unless it is the
+//!   first word of the request;
 //! - a **term**: the normalized word itself.
 //!
-//! An executor carries the concepts of its name (weights: action 3, object 3, qualifier 2)
-//! and the terms of its provider (weight 2), its labels, description and affinity terms
-//! (weight 1). Every feature is weighted by its rarity over the indexed executors,
+//! - a **provider** `p:<provider>` when the request holds every word of an executor's
+//!   provider (`google_workspace` needs `google` and `workspace`).
+//!
+//! An executor carries the concepts of its name (weights: action 3, object 3, qualifier 2),
+//! its provider (4), the terms of its provider (2), and of its labels, description and
+//! affinity terms (1). Every feature is weighted by its rarity over the indexed executors,
 //! `idf = ln(1 + N / df)`. The score of an executor for a request is the sum of `weight × idf`
 //! over the distinct features both share, minus half of `weight × idf` of each concept of the
 //! executor the request does not mention (so `list files` prefers `list_files_x` over
@@ -37,6 +42,8 @@ const W_ACTION: f64 = 3.0;
 const W_OBJECT: f64 = 3.0;
 const W_QUALIFIER: f64 = 2.0;
 const W_PROVIDER: f64 = 2.0;
+/// A request that names the provider (all its words) strongly prefers its executors.
+const W_PROVIDER_NAMED: f64 = 4.0;
 const W_TERM: f64 = 1.0;
 /// Share of the weight of an executor concept the request does not mention, subtracted.
 const MISSING: f64 = 0.5;
@@ -177,6 +184,8 @@ pub struct Router {
     features: Vec<Features>,
     /// Feature → executors carrying it.
     postings: HashMap<String, Vec<usize>>,
+    /// Provider → its words (`google_workspace` → `google`, `workspace`).
+    providers: BTreeMap<String, Vec<String>>,
     idf: HashMap<String, f64>,
     concepts: Concepts,
 }
@@ -217,6 +226,7 @@ impl Router {
                 for t in tokens(&d.provider.replace('_', " ")) {
                     put(format!("t:{t}"), W_PROVIDER);
                 }
+                put(format!("p:{}", d.provider), W_PROVIDER_NAMED);
                 f
             })
             .collect();
@@ -231,25 +241,40 @@ impl Router {
             .iter()
             .map(|(k, v)| (k.clone(), (1.0 + n / v.len() as f64).ln()))
             .collect();
+        let providers = docs
+            .iter()
+            .map(|d| (d.provider.clone(), d.provider.split('_').map(str::to_owned).collect()))
+            .collect();
         Router {
             names: docs.iter().map(|d| d.name.clone()).collect(),
             features,
             postings,
+            providers,
             idf,
             concepts,
         }
     }
 
-    /// The features of a request: its concepts and terms.
+    /// The features of a request: its concepts, its terms, and the providers it names (every
+    /// word of the provider present).
     pub fn request_features(&self, request: &str) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
-        for w in words(request) {
-            if STOP_WORDS.contains(&w.as_str()) {
-                continue;
+        let all: BTreeSet<String> = words(request).into_iter().collect();
+        for (p, ws) in &self.providers {
+            if !ws.is_empty() && ws.iter().all(|w| all.contains(w)) {
+                out.insert(format!("p:{p}"));
             }
+        }
+        for (n, w) in words(request).into_iter().filter(|w| !STOP_WORDS.contains(&w.as_str())).enumerate() {
             let s = stem(&w);
-            for c in self.concepts.of(&w).chain(self.concepts.of(&s)) {
-                out.insert(c.clone());
+            let meant: BTreeSet<&String> = self.concepts.of(&w).chain(self.concepts.of(&s)).collect();
+            // A word meaning both an action and an object (`labels`: set, labels) is the
+            // object unless it leads the request (`label the message`).
+            let noun = n > 0 && meant.iter().any(|c| c.starts_with("o:"));
+            for c in meant {
+                if !(noun && c.starts_with("a:")) {
+                    out.insert(c.clone());
+                }
             }
             out.insert(format!("t:{s}"));
         }
@@ -263,7 +288,7 @@ impl Router {
         for (k, w) in &self.features[i] {
             if req.contains(k) {
                 s += w * idf(k);
-            } else if !k.starts_with("t:") {
+            } else if !k.starts_with("t:") && !k.starts_with("p:") {
                 s -= MISSING * w * idf(k);
             }
         }

@@ -172,6 +172,7 @@ pub fn render_routing(battery: &[crate::admit::Prototype], l4: &str) -> String {
     for p in sorted {
         let _ = writeln!(s, "\n[[request]]");
         let _ = writeln!(s, "expected = {}", q(&p.expected));
+        let _ = writeln!(s, "kind = {}", q(p.kind));
         let _ = writeln!(s, "lang = {}", q(p.lang));
         let _ = writeln!(s, "text = {}", q(&p.request));
     }
