@@ -310,7 +310,11 @@ pub fn admit(skills: &[SkillPlans<'_>], vocab: &Vocabulary, opts: &Options<'_>) 
         let keys = alive(&out);
         let terms: Vec<&[String]> = keys
             .iter()
-            .map(|&k| cand(k).and_then(|c| c.executor).map_or(&[][..], |e| e.affinity.as_slice()))
+            .map(|&k| {
+                cand(k)
+                    .and_then(|c| c.executor)
+                    .map_or(&[][..], |e| e.affinity.as_slice())
+            })
             .collect();
         let names: Vec<(String, &str)> = keys
             .iter()
@@ -794,17 +798,15 @@ pub fn check_l6_external(
     let answer = runner
         .verify(command, &input)
         .map_err(|why| format!("the verifier `{command}` failed: {why}"))?;
-    let v: serde_json::Value = serde_json::from_str(answer.trim())
-        .map_err(|_| format!("the verifier `{command}` did not answer JSON"))?;
+    let v: serde_json::Value =
+        serde_json::from_str(answer.trim()).map_err(|_| format!("the verifier `{command}` did not answer JSON"))?;
     match v.get("verdict").and_then(|x| x.as_str()) {
         Some("accept") => Ok(()),
         Some("reject") => Err(format!(
             "the verifier `{command}` rejected it: {}",
             v.get("reason").and_then(|x| x.as_str()).unwrap_or("no reason given")
         )),
-        _ => Err(format!(
-            "the verifier `{command}` answered neither accept nor reject"
-        )),
+        _ => Err(format!("the verifier `{command}` answered neither accept nor reject")),
     }
 }
 
@@ -906,7 +908,11 @@ mod tests {
             name("read", "files", "x"),
             name("list", "files", "y"),
         );
-        let (pa, pb, pc) = (plan(&a, &["read"], None), plan(&b, &["read"], None), plan(&c, &["ls"], None));
+        let (pa, pb, pc) = (
+            plan(&a, &["read"], None),
+            plan(&b, &["read"], None),
+            plan(&c, &["ls"], None),
+        );
         let cand = |n, p| {
             Some(Candidate {
                 name: n,
@@ -1018,20 +1024,18 @@ mod tests {
         assert_eq!(fast, slow);
     }
 
+    /// (action, object, skill, sub-command words, description).
+    type Def<'a> = (&'a str, &'a str, &'a str, &'a [&'a str], Option<&'a str>);
+
     /// Candidates with generated executors, for L3–L6.
-    fn catalog(defs: &[(&str, &str, &str, &[&str], Option<&str>)]) -> (Vec<ExecutorName>, Vec<Plan>, Vec<SkillInfo>) {
+    fn catalog(defs: &[Def<'_>]) -> (Vec<ExecutorName>, Vec<Plan>, Vec<SkillInfo>) {
         let names: Vec<ExecutorName> = defs.iter().map(|d| name(d.0, d.1, &d.2.replace('-', "_"))).collect();
         let plans = defs.iter().zip(&names).map(|(d, n)| plan(n, d.3, d.4)).collect();
         let infos = defs.iter().map(|d| info(d.2)).collect();
         (names, plans, infos)
     }
 
-    fn run(
-        defs: &[(&str, &str, &str, &[&str], Option<&str>)],
-        skip: &[Level],
-        fake: &Fake,
-        verifier: &str,
-    ) -> Vec<Verdict> {
+    fn run(defs: &[Def<'_>], skip: &[Level], fake: &Fake, verifier: &str) -> Vec<Verdict> {
         let v = v();
         let (names, plans, infos) = catalog(defs);
         let stamp = Stamp {
@@ -1089,7 +1093,9 @@ mod tests {
         assert_eq!(level(&out[0]), Some((Level::L3, "AD004")));
         assert_eq!(level(&out[1]), Some((Level::L3, "AD004")));
         assert_eq!(level(&out[2]), None, "{:?}", out[2]);
-        let Verdict::Rejected { reason, .. } = &out[0] else { panic!() };
+        let Verdict::Rejected { reason, .. } = &out[0] else {
+            panic!()
+        };
         assert!(reason.contains("`list_files_box_two`"), "{reason}");
     }
 
@@ -1100,22 +1106,40 @@ mod tests {
             verifier: Ok("{\"verdict\": \"accept\"}".into()),
         };
         let skip = [Level::L3, Level::L4];
-        let defs: &[(&str, &str, &str, &[&str], Option<&str>)] = &[
+        let defs: &[Def<'_>] = &[
             ("delete", "files", "a", &["rm"], Some("List every file in the folder.")),
-            ("delete", "files", "b", &["rm"], Some("Removes the files, then lists what is left.")),
+            (
+                "delete",
+                "files",
+                "b",
+                &["rm"],
+                Some("Removes the files, then lists what is left."),
+            ),
             ("list", "files", "c", &["ls"], Some("Shows the files.")),
-            ("describe", "payments", "d", &["summary"], Some("This month, with each category's share")),
+            (
+                "describe",
+                "payments",
+                "d",
+                &["summary"],
+                Some("This month, with each category's share"),
+            ),
         ];
         let out = run(defs, &skip, &ok, "");
         assert_eq!(level(&out[0]), Some((Level::L6, "AD007")));
-        let Verdict::Rejected { reason, .. } = &out[0] else { panic!() };
+        let Verdict::Rejected { reason, .. } = &out[0] else {
+            panic!()
+        };
         assert_eq!(
             reason,
             "its description starts with \"list\" (list, safe) but the executor's action `delete` is destructive, and nothing in its wording means delete"
         );
         assert_eq!(level(&out[1]), None, "a word meaning delete is there");
         assert_eq!(level(&out[2]), None, "show and list are both safe");
-        assert_eq!(level(&out[3]), None, "a noun that could be a verb is not a leading verb");
+        assert_eq!(
+            level(&out[3]),
+            None,
+            "a noun that could be a verb is not a leading verb"
+        );
         // An external verifier that rejects, crashes or is missing rejects (fail closed).
         let out = run(&defs[2..3], &skip, &ok, "check");
         assert_eq!(level(&out[0]), None);
@@ -1143,7 +1167,9 @@ mod tests {
         // The fake prints `{}`, which is not the contract.
         let out = run(&[("list", "files", "a", &["ls"], None)], &skip, &fake, "");
         assert_eq!(level(&out[0]), Some((Level::L5, "AD006")));
-        let Verdict::Rejected { reason, .. } = &out[0] else { panic!() };
+        let Verdict::Rejected { reason, .. } = &out[0] else {
+            panic!()
+        };
         assert!(reason.contains("differs from the manifest's contract"), "{reason}");
         let missing = Program::Script {
             path: "scripts/gone.py".into(),
@@ -1156,7 +1182,9 @@ mod tests {
             verifier: Ok(String::new()),
         };
         let out = run(&[("list", "files", "a", &["ls"], None)], &skip, &none, "");
-        let Verdict::Admitted(levels) = &out[0] else { panic!("{out:?}") };
+        let Verdict::Admitted(levels) = &out[0] else {
+            panic!("{out:?}")
+        };
         assert_eq!(levels[&Level::L5], NOT_RUN);
         assert!(check_program(&Program::Binary { name: "gog".into() }, None).is_ok());
     }
@@ -1169,7 +1197,7 @@ mod tests {
         };
         // L6 would see that a listing described as a deletion contradicts itself.
         let skip = [Level::L3, Level::L6];
-        let defs: &[(&str, &str, &str, &[&str], Option<&str>)] = &[
+        let defs: &[Def<'_>] = &[
             ("list", "files", "alpha", &["ls"], None),
             ("list", "events", "alpha", &["events"], None),
             ("delete", "files", "beta", &["rm"], None),
@@ -1222,7 +1250,9 @@ mod tests {
         assert_eq!(level(&out[2]), None);
         assert_eq!(level(&out[0]), Some((Level::L4, "AD005")));
         assert_eq!(level(&out[3]), Some((Level::L4, "AD005")));
-        let Verdict::Rejected { reason, .. } = &out[0] else { panic!() };
+        let Verdict::Rejected { reason, .. } = &out[0] else {
+            panic!()
+        };
         assert_eq!(
             reason,
             "its prototype request \"list files spreadsheet CSV Alpha\" (en) routes to `list_files_csv_xlsx_alpha` first, not to it"

@@ -53,16 +53,13 @@ pub const EPSILON: f64 = 1e-9;
 /// English and Italian words that carry no meaning for routing.
 const STOP_WORDS: &[&str] = &[
     // English
-    "a", "about", "all", "an", "and", "any", "are", "as", "at", "be", "by", "can", "do", "for",
-    "from", "how", "i", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our",
-    "please", "should", "so", "some", "that", "the", "their", "them", "then", "there", "these",
-    "this", "those", "to", "us", "using", "via", "want", "was", "we", "what", "when", "which",
-    "will", "with", "would", "you", "your",
-    // Italian
-    "al", "alla", "alle", "agli", "ai", "che", "ci", "con", "da", "dai", "dal", "dalla",
-    "degli", "dei", "del", "della", "delle", "di", "e", "gli", "il", "in", "la", "le", "lo",
-    "mi", "nei", "nel", "nella", "o", "per", "su", "sul", "sulla", "tra", "tutti", "tutte",
-    "un", "una", "uno",
+    "a", "about", "all", "an", "and", "any", "are", "as", "at", "be", "by", "can", "do", "for", "from", "how", "i",
+    "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "please", "should", "so", "some", "that",
+    "the", "their", "them", "then", "there", "these", "this", "those", "to", "us", "using", "via", "want", "was", "we",
+    "what", "when", "which", "will", "with", "would", "you", "your", // Italian
+    "al", "alla", "alle", "agli", "ai", "che", "ci", "con", "da", "dai", "dal", "dalla", "degli", "dei", "del",
+    "della", "delle", "di", "e", "gli", "il", "in", "la", "le", "lo", "mi", "nei", "nel", "nella", "o", "per", "su",
+    "sul", "sulla", "tra", "tutti", "tutte", "un", "una", "uno",
 ];
 
 /// The light English plural stem: `files` → `file`, `searches` → `search`, `entries` →
@@ -265,7 +262,11 @@ impl Router {
                 out.insert(format!("p:{p}"));
             }
         }
-        for (n, w) in words(request).into_iter().filter(|w| !STOP_WORDS.contains(&w.as_str())).enumerate() {
+        for (n, w) in words(request)
+            .into_iter()
+            .filter(|w| !STOP_WORDS.contains(&w.as_str()))
+            .enumerate()
+        {
             let s = stem(&w);
             let meant: BTreeSet<&String> = self.concepts.of(&w).chain(self.concepts.of(&s)).collect();
             // A word meaning both an action and an object (`labels`: set, labels) is the
@@ -370,7 +371,14 @@ mod tests {
         let v = vocab::parse(vocab::DEFAULT_PATH, vocab::DEFAULT_TEXT).vocabulary;
         Router::new(
             &[
-                doc("list_files_drive", "list", "files", &[], "drive", &["list files (Drive)", "elenca file (Drive)"]),
+                doc(
+                    "list_files_drive",
+                    "list",
+                    "files",
+                    &[],
+                    "drive",
+                    &["list files (Drive)", "elenca file (Drive)"],
+                ),
                 doc(
                     "list_files_xlsx_drive",
                     "list",
@@ -379,9 +387,30 @@ mod tests {
                     "drive",
                     &["list files spreadsheet (Drive)"],
                 ),
-                doc("delete_files_drive", "delete", "files", &[], "drive", &["delete files (Drive)", "elimina file (Drive)"]),
-                doc("list_files_dropbox", "list", "files", &[], "dropbox", &["list files (Dropbox)"]),
-                doc("send_messages_slack", "send", "messages", &[], "slack", &["Post a message to a channel."]),
+                doc(
+                    "delete_files_drive",
+                    "delete",
+                    "files",
+                    &[],
+                    "drive",
+                    &["delete files (Drive)", "elimina file (Drive)"],
+                ),
+                doc(
+                    "list_files_dropbox",
+                    "list",
+                    "files",
+                    &[],
+                    "dropbox",
+                    &["list files (Dropbox)"],
+                ),
+                doc(
+                    "send_messages_slack",
+                    "send",
+                    "messages",
+                    &[],
+                    "slack",
+                    &["Post a message to a channel."],
+                ),
             ],
             &v,
         )
@@ -400,11 +429,17 @@ mod tests {
         let first = |q: &str| r.rank(q).first().map(|x| x.name.clone());
         assert_eq!(first("list files on Dropbox").as_deref(), Some("list_files_dropbox"));
         assert_eq!(first("list files drive").as_deref(), Some("list_files_drive"));
-        assert_eq!(first("list spreadsheet files in drive").as_deref(), Some("list_files_xlsx_drive"));
+        assert_eq!(
+            first("list spreadsheet files in drive").as_deref(),
+            Some("list_files_xlsx_drive")
+        );
         // Italian labels and synonyms mean the same concepts.
         assert_eq!(first("elimina i file di drive").as_deref(), Some("delete_files_drive"));
         assert_eq!(first("remove drive files").as_deref(), Some("delete_files_drive"));
-        assert_eq!(first("invia un messaggio su slack").as_deref(), Some("send_messages_slack"));
+        assert_eq!(
+            first("invia un messaggio su slack").as_deref(),
+            Some("send_messages_slack")
+        );
         assert!(r.rank("weather tomorrow").is_empty());
     }
 

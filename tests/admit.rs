@@ -111,7 +111,11 @@ fn l6_external_verifier_rejects_and_fails_closed() {
         "[admission]\nverifier = \"/nonexistent/verifier\"\n",
     )
     .expect("write");
-    let run = skillc_env(dir.path(), &["build", "--quiet"], &[("SOURCE_DATE_EPOCH", "1800000000")]);
+    let run = skillc_env(
+        dir.path(),
+        &["build", "--quiet"],
+        &[("SOURCE_DATE_EPOCH", "1800000000")],
+    );
     assert_eq!(run.code, Some(1));
     let report = plans(dir.path());
     assert!(

@@ -166,14 +166,21 @@ impl System {
         let answers: Vec<serde_json::Value> = serde_json::from_str(&out)
             .map_err(|e| RunError::Failed(format!("the wrapper check printed no JSON ({e})")))?;
         if answers.len() != items.len() {
-            return Err(RunError::Failed("the wrapper check answered for too few wrappers".into()));
+            return Err(RunError::Failed(
+                "the wrapper check answered for too few wrappers".into(),
+            ));
         }
         Ok(answers
             .into_iter()
-            .map(|a| match (a.get("describe").and_then(|d| d.as_str()), a.get("error").and_then(|e| e.as_str())) {
-                (Some(d), _) => Ok(d.to_owned()),
-                (None, Some(e)) => Err(e.to_owned()),
-                (None, None) => Err("the wrapper check gave no answer".into()),
+            .map(|a| {
+                match (
+                    a.get("describe").and_then(|d| d.as_str()),
+                    a.get("error").and_then(|e| e.as_str()),
+                ) {
+                    (Some(d), _) => Ok(d.to_owned()),
+                    (None, Some(e)) => Err(e.to_owned()),
+                    (None, None) => Err("the wrapper check gave no answer".into()),
+                }
             })
             .collect())
     }
@@ -244,7 +251,11 @@ mod tests {
             return;
         };
         assert_eq!(r[0], Ok("{\"a\": 1}".into()));
-        assert!(r[1].as_ref().is_err_and(|e| e.contains("does not compile")), "{:?}", r[1]);
+        assert!(
+            r[1].as_ref().is_err_and(|e| e.contains("does not compile")),
+            "{:?}",
+            r[1]
+        );
         assert_eq!(r[2], r[0]);
         assert_eq!(s.verify("cat", "hi"), Ok("hi".into()));
         assert!(s.verify("exit 3", "").is_err_and(|e| e.contains("exit status 3")));

@@ -253,7 +253,12 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
                     .map(|g| g.permissions.clone())
                     .unwrap_or_default(),
                 tier: analysis.model.gaia.as_ref().map(|g| g.tier).unwrap_or_default(),
-                description: analysis.model.description.as_ref().map(|d| d.value.clone()).unwrap_or_default(),
+                description: analysis
+                    .model
+                    .description
+                    .as_ref()
+                    .map(|d| d.value.clone())
+                    .unwrap_or_default(),
             });
             SkillResult {
                 display: s.display(db).clone(),
