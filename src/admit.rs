@@ -427,26 +427,36 @@ fn check_l2(skills: &[SkillPlans<'_>], out: &mut [SkillVerdict]) {
 /// provider): for every executor whose overlap with another reaches the threshold, the other
 /// executor it overlaps most with (ties: the smallest name) and the overlap.
 ///
-/// Uses prefix filtering (terms ordered by rarity; two sets with Jaccard ≥ t share a term among
-/// the first `|a| - ceil(t·|a|) + 1` rarest of each), so it stays far from quadratic on large
-/// catalogs; the result is exactly that of comparing every pair.
+/// Uses prefix filtering: terms are interned and ranked by rarity, and two sets with Jaccard
+/// ≥ t share a term among the first `|a| - ceil(t·|a|) + 1` rarest of each, so only those
+/// terms are indexed; the result is exactly that of comparing every pair (a unit test checks
+/// it against the quadratic scan). Memory stays linear: each executor keeps only its best
+/// match.
 pub fn check_l3(terms: &[&[String]], names: &[(String, &str)], opts: &Options<'_>) -> BTreeMap<usize, (usize, f64)> {
     let t_min = opts
         .affinity_threshold
         .min(opts.affinity_threshold_same_provider)
         .clamp(0.0, 1.0);
-    let mut df: HashMap<&str, usize> = HashMap::new();
+    let mut df: HashMap<&str, u32> = HashMap::new();
     for ts in terms {
         for t in ts.iter() {
             *df.entry(t.as_str()).or_default() += 1;
         }
     }
-    // Each set's terms, rarest first (ties by the term, for determinism).
-    let ordered: Vec<Vec<&str>> = terms
+    // Term id = rank by rarity (then by the term), so sorting ids sorts by rarity.
+    let mut vocab_terms: Vec<(&str, u32)> = df.iter().map(|(t, n)| (*t, *n)).collect();
+    vocab_terms.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(b.0)));
+    let id: HashMap<&str, u32> = vocab_terms
+        .iter()
+        .enumerate()
+        .map(|(i, (t, _))| (*t, u32::try_from(i).unwrap_or(u32::MAX)))
+        .collect();
+    let sets: Vec<Vec<u32>> = terms
         .iter()
         .map(|ts| {
-            let mut v: Vec<&str> = ts.iter().map(String::as_str).collect();
-            v.sort_by(|a, b| df[a].cmp(&df[b]).then_with(|| a.cmp(b)));
+            let mut v: Vec<u32> = ts.iter().filter_map(|t| id.get(t.as_str()).copied()).collect();
+            v.sort_unstable();
+            v.dedup();
             v
         })
         .collect();
@@ -457,46 +467,76 @@ pub fn check_l3(terms: &[&[String]], names: &[(String, &str)], opts: &Options<'_
         let need = (t_min * n as f64).ceil() as usize;
         (n + 1).saturating_sub(need.max(1)).min(n)
     };
-    let mut index: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, o) in ordered.iter().enumerate() {
-        for t in &o[..prefix(o.len())] {
-            index.entry(t).or_default().push(i);
+    let mut index: Vec<Vec<u32>> = vec![Vec::new(); vocab_terms.len()];
+    for (i, set) in sets.iter().enumerate() {
+        for &t in &set[..prefix(set.len())] {
+            index[t as usize].push(u32::try_from(i).unwrap_or(u32::MAX));
         }
     }
-    let pairs: Vec<(usize, usize, f64)> = (0..terms.len())
-        .into_par_iter()
-        .flat_map_iter(|i| {
-            let mut cands: BTreeSet<usize> = BTreeSet::new();
-            for t in &ordered[i][..prefix(ordered[i].len())] {
-                for &j in index.get(t).into_iter().flatten() {
-                    if j > i {
-                        cands.insert(j);
-                    }
+    let overlap = |a: &[u32], b: &[u32]| -> f64 {
+        let (mut i, mut j, mut both) = (0, 0, 0usize);
+        while i < a.len() && j < b.len() {
+            match a[i].cmp(&b[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    both += 1;
+                    i += 1;
+                    j += 1;
                 }
             }
-            cands.into_iter().filter_map(move |j| {
-                let overlap = jaccard(terms[i], terms[j]);
-                let threshold = if names[i].1 == names[j].1 {
-                    opts.affinity_threshold_same_provider
-                } else {
-                    opts.affinity_threshold
-                };
-                (overlap >= threshold && !terms[i].is_empty()).then_some((i, j, overlap))
-            })
-        })
-        .collect();
-    let mut worst: BTreeMap<usize, (usize, f64)> = BTreeMap::new();
-    let mut note = |a: usize, b: usize, o: f64| {
-        let e = worst.entry(a).or_insert((b, o));
-        if o > e.1 || (o == e.1 && names[b].0 < names[e.0].0) {
-            *e = (b, o);
         }
+        let union = a.len() + b.len() - both;
+        if union == 0 { 0.0 } else { both as f64 / union as f64 }
     };
-    for (i, j, o) in pairs {
-        note(i, j, o);
-        note(j, i, o);
-    }
-    worst
+    let n = sets.len();
+    (0..n)
+        .into_par_iter()
+        .map_init(
+            || vec![u32::MAX; n],
+            |seen, i| {
+                let a = &sets[i];
+                if a.is_empty() {
+                    return None;
+                }
+                let mut best: Option<(usize, f64)> = None;
+                let stamp = u32::try_from(i).unwrap_or(u32::MAX);
+                for &t in &a[..prefix(a.len())] {
+                    for &j in &index[t as usize] {
+                        let j = j as usize;
+                        if j == i || seen[j] == stamp {
+                            continue;
+                        }
+                        seen[j] = stamp;
+                        let b = &sets[j];
+                        let threshold = if names[i].1 == names[j].1 {
+                            opts.affinity_threshold_same_provider
+                        } else {
+                            opts.affinity_threshold
+                        };
+                        // Length filter: |a ∩ b| ≤ min, so J ≤ min / max.
+                        let (lo, hi) = (a.len().min(b.len()), a.len().max(b.len()));
+                        if (lo as f64) < threshold * hi as f64 {
+                            continue;
+                        }
+                        let o = overlap(a, b);
+                        if o < threshold {
+                            continue;
+                        }
+                        let better = match best {
+                            None => true,
+                            Some((bj, bo)) => o > bo || (o == bo && names[j].0 < names[bj].0),
+                        };
+                        if better {
+                            best = Some((j, o));
+                        }
+                    }
+                }
+                best.map(|b| (i, b))
+            },
+        )
+        .flatten()
+        .collect()
 }
 
 /// The prototype requests of one executor: its English and Italian labels (provider
@@ -551,11 +591,11 @@ fn check_l4(skills: &[SkillPlans<'_>], keys: &[Key], vocab: &Vocabulary) -> (BTr
     let results: Vec<(usize, Vec<Prototype>, Vec<Miss>)> = cands
         .par_iter()
         .enumerate()
-        .map(|(i, c)| {
+        .map_init(route::Scratch::default, |scratch, (i, c)| {
             let mut protos = Vec::new();
             let mut misses = Vec::new();
             for (lang, request, kind) in prototypes(c) {
-                if let Err(winner) = router.routes_to(&request, i) {
+                if let Err(winner) = router.routes_to_with(&request, i, scratch) {
                     misses.push((request.clone(), lang, winner, kind));
                 }
                 protos.push(Prototype {

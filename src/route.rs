@@ -171,20 +171,31 @@ pub struct Doc {
     pub text: Vec<String>,
 }
 
-/// One executor's features: feature → weight.
-type Features = BTreeMap<String, f64>;
-
 /// A router over a set of executors.
+///
+/// Features are interned; each feature's posting list holds `(executor, weight × idf)`, so a
+/// request is scored by accumulating its features' postings (work proportional to the
+/// executors sharing a feature with it, not to the catalog).
 #[derive(Clone, Debug)]
 pub struct Router {
     names: Vec<String>,
-    features: Vec<Features>,
-    /// Feature → executors carrying it.
-    postings: HashMap<String, Vec<usize>>,
+    ids: HashMap<String, u32>,
+    /// Feature id → (executor, weight × idf).
+    postings: Vec<Vec<(u32, f64)>>,
+    /// Feature id → whether it is a concept (an unmatched concept costs [`MISSING`]).
+    concept: Vec<bool>,
+    /// Executor → the penalty when the request matches none of its concepts.
+    penalty: Vec<f64>,
     /// Provider → its words (`google_workspace` → `google`, `workspace`).
     providers: BTreeMap<String, Vec<String>>,
-    idf: HashMap<String, f64>,
     concepts: Concepts,
+}
+
+/// Reusable scores for [`Router::routes_to_with`] (one per thread).
+#[derive(Clone, Debug, Default)]
+pub struct Scratch {
+    score: Vec<f64>,
+    touched: Vec<u32>,
 }
 
 /// One ranked executor.
@@ -202,10 +213,11 @@ impl Router {
     /// Indexes executors.
     pub fn new(docs: &[Doc], vocab: &Vocabulary) -> Router {
         let concepts = Concepts::new(vocab);
-        let features: Vec<Features> = docs
+        // Each executor's features: feature → weight (the highest when given twice).
+        let features: Vec<BTreeMap<String, f64>> = docs
             .iter()
             .map(|d| {
-                let mut f = Features::new();
+                let mut f = BTreeMap::new();
                 let mut put = |k: String, w: f64| {
                     let e = f.entry(k).or_insert(0.0);
                     if w > *e {
@@ -227,27 +239,47 @@ impl Router {
                 f
             })
             .collect();
-        let mut postings: HashMap<String, Vec<usize>> = HashMap::new();
-        for (i, f) in features.iter().enumerate() {
-            for k in f.keys() {
-                postings.entry(k.clone()).or_default().push(i);
+        let mut ids: HashMap<String, u32> = HashMap::new();
+        let mut raw: Vec<Vec<(u32, f64)>> = Vec::new();
+        let mut concept: Vec<bool> = Vec::new();
+        for (e, f) in features.iter().enumerate() {
+            for (k, w) in f {
+                let id = *ids.entry(k.clone()).or_insert_with(|| {
+                    raw.push(Vec::new());
+                    concept.push(!k.starts_with("t:") && !k.starts_with("p:"));
+                    u32::try_from(raw.len() - 1).unwrap_or(u32::MAX)
+                });
+                raw[id as usize].push((u32::try_from(e).unwrap_or(u32::MAX), *w));
             }
         }
         let n = docs.len().max(1) as f64;
-        let idf = postings
-            .iter()
-            .map(|(k, v)| (k.clone(), (1.0 + n / v.len() as f64).ln()))
+        let postings: Vec<Vec<(u32, f64)>> = raw
+            .into_iter()
+            .map(|p| {
+                let idf = (1.0 + n / p.len().max(1) as f64).ln();
+                p.into_iter().map(|(e, w)| (e, w * idf)).collect()
+            })
             .collect();
+        let mut penalty = vec![0.0; docs.len()];
+        // Summed in feature-id order for every executor: a fixed order, the same everywhere.
+        for (id, p) in postings.iter().enumerate() {
+            if concept[id] {
+                for &(e, wi) in p {
+                    penalty[e as usize] += MISSING * wi;
+                }
+            }
+        }
         let providers = docs
             .iter()
             .map(|d| (d.provider.clone(), d.provider.split('_').map(str::to_owned).collect()))
             .collect();
         Router {
             names: docs.iter().map(|d| d.name.clone()).collect(),
-            features,
+            ids,
             postings,
+            concept,
+            penalty,
             providers,
-            idf,
             concepts,
         }
     }
@@ -262,11 +294,7 @@ impl Router {
                 out.insert(format!("p:{p}"));
             }
         }
-        for (n, w) in words(request)
-            .into_iter()
-            .filter(|w| !STOP_WORDS.contains(&w.as_str()))
-            .enumerate()
-        {
+        for (n, w) in words(request).into_iter().filter(|w| !STOP_WORDS.contains(&w.as_str())).enumerate() {
             let s = stem(&w);
             let meant: BTreeSet<&String> = self.concepts.of(&w).chain(self.concepts.of(&s)).collect();
             // A word meaning both an action and an object (`labels`: set, labels) is the
@@ -282,35 +310,46 @@ impl Router {
         out
     }
 
-    /// Score of executor `i` for request features `req`.
-    fn score(&self, i: usize, req: &BTreeSet<String>) -> f64 {
-        let idf = |k: &str| self.idf.get(k).copied().unwrap_or(0.0);
-        let mut s = 0.0;
-        for (k, w) in &self.features[i] {
-            if req.contains(k) {
-                s += w * idf(k);
-            } else if !k.starts_with("t:") && !k.starts_with("p:") {
-                s -= MISSING * w * idf(k);
+    /// Scores every executor sharing a feature with the request into `scratch`: the sum of
+    /// `weight × idf` of the shared features, minus [`MISSING`] of each unmatched concept.
+    fn accumulate(&self, request: &str, scratch: &mut Scratch) {
+        if scratch.score.len() != self.names.len() {
+            scratch.score = vec![f64::NAN; self.names.len()];
+        }
+        for &e in &scratch.touched {
+            scratch.score[e as usize] = f64::NAN;
+        }
+        scratch.touched.clear();
+        let mut ids: Vec<u32> = self
+            .request_features(request)
+            .iter()
+            .filter_map(|k| self.ids.get(k).copied())
+            .collect();
+        ids.sort_unstable();
+        for id in ids {
+            let matched = if self.concept[id as usize] { 1.0 + MISSING } else { 1.0 };
+            for &(e, wi) in &self.postings[id as usize] {
+                let slot = &mut scratch.score[e as usize];
+                if slot.is_nan() {
+                    *slot = -self.penalty[e as usize];
+                    scratch.touched.push(e);
+                }
+                *slot += matched * wi;
             }
         }
-        s
     }
 
     /// Executors ranked for a request, best first (score, then name); only positive scores.
     pub fn rank(&self, request: &str) -> Vec<Ranked> {
-        let req = self.request_features(request);
-        let mut candidates: BTreeSet<usize> = BTreeSet::new();
-        for k in &req {
-            if let Some(p) = self.postings.get(k) {
-                candidates.extend(p.iter().copied());
-            }
-        }
-        let mut out: Vec<Ranked> = candidates
-            .into_iter()
-            .map(|i| Ranked {
-                index: i,
-                name: self.names[i].clone(),
-                score: self.score(i, &req),
+        let mut scratch = Scratch::default();
+        self.accumulate(request, &mut scratch);
+        let mut out: Vec<Ranked> = scratch
+            .touched
+            .iter()
+            .map(|&e| Ranked {
+                index: e as usize,
+                name: self.names[e as usize].clone(),
+                score: scratch.score[e as usize],
             })
             .filter(|r| r.score > EPSILON)
             .collect();
@@ -322,23 +361,29 @@ impl Router {
     /// strictly above every other's, else `Err(Some(name))` naming the executor that ranks
     /// first or ties, or `Err(None)` when nothing matches at all.
     pub fn routes_to(&self, request: &str, expected: usize) -> Result<(), Option<String>> {
-        let req = self.request_features(request);
-        let mine = self.score(expected, &req);
+        self.routes_to_with(request, expected, &mut Scratch::default())
+    }
+
+    /// [`Router::routes_to`] with reusable scratch space (one per thread).
+    pub fn routes_to_with(&self, request: &str, expected: usize, scratch: &mut Scratch) -> Result<(), Option<String>> {
+        self.accumulate(request, scratch);
+        let mine = match scratch.score.get(expected) {
+            Some(s) if !s.is_nan() => *s,
+            _ => self.penalty.get(expected).map_or(0.0, |p| -p),
+        };
         let mut best: Option<(f64, &str)> = None;
-        let mut seen: BTreeSet<usize> = BTreeSet::new();
-        for k in &req {
-            for &i in self.postings.get(k).into_iter().flatten() {
-                if i == expected || !seen.insert(i) {
-                    continue;
-                }
-                let s = self.score(i, &req);
-                let better = match best {
-                    None => true,
-                    Some((bs, bn)) => s > bs + EPSILON || ((s - bs).abs() <= EPSILON && self.names[i].as_str() < bn),
-                };
-                if better {
-                    best = Some((s, &self.names[i]));
-                }
+        for &e in &scratch.touched {
+            let i = e as usize;
+            if i == expected {
+                continue;
+            }
+            let s = scratch.score[i];
+            let better = match best {
+                None => true,
+                Some((bs, bn)) => s > bs + EPSILON || ((s - bs).abs() <= EPSILON && self.names[i].as_str() < bn),
+            };
+            if better {
+                best = Some((s, &self.names[i]));
             }
         }
         if mine <= EPSILON {
