@@ -1230,6 +1230,53 @@ mod tests {
     }
 
     #[test]
+    fn l5_with_python_passes_generated_wrappers_and_catches_a_broken_one() {
+        let v = v();
+        let system = exec::System::new(std::env::temp_dir());
+        if system.describe(&[("x.py".into(), "def main(a):\n    return 0\n".into())]).is_none() {
+            eprintln!("note: python3 is not installed; test skipped");
+            return;
+        }
+        let defs: &[Def<'_>] = &[
+            ("list", "files", "a", &["ls"], Some("Lists \"quoted\" files \\ here")),
+            ("read", "files", "b", &["cat"], None),
+            ("delete", "files", "c", &["rm"], None),
+        ];
+        let (names, plans, infos) = catalog(defs);
+        let stamp = Stamp {
+            levels: BTreeMap::new(),
+            skipped: vec![],
+            imported_at: String::new(),
+        };
+        let mut execs: Vec<Executor> = (0..3)
+            .map(|i| generate::executor(&plans[i], &names[i], &infos[i], &v, &stamp))
+            .collect();
+        // The third wrapper's contract literal is damaged: it no longer compiles.
+        execs[2].wrapper = execs[2].wrapper.replacen("    \"{\\n\"\n", "    \"{\\n\n", 1);
+        let skills: Vec<SkillPlans<'_>> = (0..3)
+            .map(|i| SkillPlans {
+                skill: &infos[i].name,
+                plans: vec![Some(Candidate {
+                    name: &names[i],
+                    plan: &plans[i],
+                    executor: Some(&execs[i]),
+                })],
+                info: Some(&infos[i]),
+                files: &[],
+            })
+            .collect();
+        let skip = [Level::L3, Level::L4, Level::L6];
+        let out = admit(&skills, &v, &opts(&skip, &system, ""));
+        let verdicts: Vec<&Verdict> = out.skills.iter().map(|s| &s.plans[0]).collect();
+        let Verdict::Admitted(levels) = verdicts[0] else { panic!("{verdicts:?}") };
+        assert_eq!(levels[&Level::L5], PASS);
+        assert!(matches!(verdicts[1], Verdict::Admitted(_)), "{verdicts:?}");
+        let Verdict::Rejected { level, reason, .. } = verdicts[2] else { panic!("{verdicts:?}") };
+        assert_eq!(*level, Level::L5);
+        assert!(reason.starts_with("the wrapper does not compile"), "{reason}");
+    }
+
+    #[test]
     fn l4_rejects_a_plan_whose_request_routes_elsewhere_and_writes_the_battery() {
         let fake = Fake {
             python: false,
