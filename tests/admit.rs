@@ -73,6 +73,16 @@ fn l3_rejects_both_executors_of_a_confusable_pair() {
 }
 
 #[test]
+fn l4_rejects_a_plan_whose_request_routes_to_another_executor() {
+    // One comment describes two commands; the request built from it goes to the other one.
+    check("l4_routing", &[], "[L4 AD005]");
+    let (dir, _) = build("l4_routing", &[]);
+    let battery = std::fs::read_to_string(dir.path().join("out/routing.toml")).expect("routing");
+    assert!(battery.contains("expected = \"create_collections_linkbox\""), "{battery}");
+    assert!(!battery.contains("move_bookmarks_linkbox"), "only admitted executors: {battery}");
+}
+
+#[test]
 fn l5_rejects_a_wrapper_whose_describe_differs_from_the_contract() {
     let fake = manifest_dir().join("tests/fixtures/admit/l5_executable/fake-python");
     let fake = fake.to_string_lossy().into_owned();

@@ -18,7 +18,7 @@ use rayon::prelude::*;
 
 use super::{DescribeResult, Runner};
 
-/// Wrappers per `python3` process.
+/// Most wrappers per `python3` process (fewer when that keeps every thread busy).
 pub const BATCH: usize = 1000;
 
 /// Seconds one batch of wrappers may take before it is killed (its wrappers fail L5).
@@ -239,13 +239,14 @@ impl Runner for System {
                 })
             })
             .collect();
+        let size = unique.len().div_ceil(rayon::current_num_threads().max(1)).clamp(1, BATCH);
         let chunks: Vec<Result<Vec<DescribeResult>, RunError>> =
-            unique.par_chunks(BATCH).map(|c| self.batch(c)).collect();
+            unique.par_chunks(size).map(|c| self.batch(c)).collect();
         if chunks.iter().any(|c| matches!(c, Err(RunError::Missing))) {
             return None;
         }
         let mut results: Vec<DescribeResult> = Vec::with_capacity(unique.len());
-        for (chunk, c) in chunks.into_iter().zip(unique.chunks(BATCH)) {
+        for (chunk, c) in chunks.into_iter().zip(unique.chunks(size)) {
             match chunk {
                 Ok(v) => results.extend(v),
                 Err(RunError::Failed(why)) => {
