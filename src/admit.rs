@@ -1233,7 +1233,10 @@ mod tests {
     fn l5_with_python_passes_generated_wrappers_and_catches_a_broken_one() {
         let v = v();
         let system = exec::System::new(std::env::temp_dir());
-        if system.describe(&[("x.py".into(), "def main(a):\n    return 0\n".into())]).is_none() {
+        if system
+            .describe(&[("x.py".into(), "def main(a):\n    return 0\n".into())])
+            .is_none()
+        {
             eprintln!("note: python3 is not installed; test skipped");
             return;
         }
@@ -1268,10 +1271,14 @@ mod tests {
         let skip = [Level::L3, Level::L4, Level::L6];
         let out = admit(&skills, &v, &opts(&skip, &system, ""));
         let verdicts: Vec<&Verdict> = out.skills.iter().map(|s| &s.plans[0]).collect();
-        let Verdict::Admitted(levels) = verdicts[0] else { panic!("{verdicts:?}") };
+        let Verdict::Admitted(levels) = verdicts[0] else {
+            panic!("{verdicts:?}")
+        };
         assert_eq!(levels[&Level::L5], PASS);
         assert!(matches!(verdicts[1], Verdict::Admitted(_)), "{verdicts:?}");
-        let Verdict::Rejected { level, reason, .. } = verdicts[2] else { panic!("{verdicts:?}") };
+        let Verdict::Rejected { level, reason, .. } = verdicts[2] else {
+            panic!("{verdicts:?}")
+        };
         assert_eq!(*level, Level::L5);
         assert!(reason.starts_with("the wrapper does not compile"), "{reason}");
     }

@@ -294,7 +294,11 @@ impl Router {
                 out.insert(format!("p:{p}"));
             }
         }
-        for (n, w) in words(request).into_iter().filter(|w| !STOP_WORDS.contains(&w.as_str())).enumerate() {
+        for (n, w) in words(request)
+            .into_iter()
+            .filter(|w| !STOP_WORDS.contains(&w.as_str()))
+            .enumerate()
+        {
             let s = stem(&w);
             let meant: BTreeSet<&String> = self.concepts.of(&w).chain(self.concepts.of(&s)).collect();
             // A word meaning both an action and an object (`labels`: set, labels) is the

@@ -78,8 +78,14 @@ fn l4_rejects_a_plan_whose_request_routes_to_another_executor() {
     check("l4_routing", &[], "[L4 AD005]");
     let (dir, _) = build("l4_routing", &[]);
     let battery = std::fs::read_to_string(dir.path().join("out/routing.toml")).expect("routing");
-    assert!(battery.contains("expected = \"create_collections_linkbox\""), "{battery}");
-    assert!(!battery.contains("move_bookmarks_linkbox"), "only admitted executors: {battery}");
+    assert!(
+        battery.contains("expected = \"create_collections_linkbox\""),
+        "{battery}"
+    );
+    assert!(
+        !battery.contains("move_bookmarks_linkbox"),
+        "only admitted executors: {battery}"
+    );
 }
 
 #[test]

@@ -239,7 +239,10 @@ impl Runner for System {
                 })
             })
             .collect();
-        let size = unique.len().div_ceil(rayon::current_num_threads().max(1)).clamp(1, BATCH);
+        let size = unique
+            .len()
+            .div_ceil(rayon::current_num_threads().max(1))
+            .clamp(1, BATCH);
         let chunks: Vec<Result<Vec<DescribeResult>, RunError>> =
             unique.par_chunks(size).map(|c| self.batch(c)).collect();
         if chunks.iter().any(|c| matches!(c, Err(RunError::Missing))) {
