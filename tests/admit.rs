@@ -152,8 +152,16 @@ fn the_routing_battery_lists_every_admitted_executor() {
 fn a_skip_in_pipeline_toml_is_recorded_and_refused_in_production() {
     // The L3 fixture's pair is confusable; skipping L3 (and L5) lets it through, on record.
     let (dir, _) = build("l3_affinity", &[]);
-    std::fs::write(dir.path().join("pipeline.toml"), "[admission]\nskip = [\"L3\", \"L5\"]\n").expect("write");
-    let run = skillc_env(dir.path(), &["build", "--quiet"], &[("SOURCE_DATE_EPOCH", "1800000000")]);
+    std::fs::write(
+        dir.path().join("pipeline.toml"),
+        "[admission]\nskip = [\"L3\", \"L5\"]\n",
+    )
+    .expect("write");
+    let run = skillc_env(
+        dir.path(),
+        &["build", "--quiet"],
+        &[("SOURCE_DATE_EPOCH", "1800000000")],
+    );
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
     let manifest = std::fs::read_to_string(dir.path().join("out/executors/alpha/list_files_alpha/manifest.toml"))
         .expect("manifest");
@@ -170,7 +178,8 @@ fn a_skip_in_pipeline_toml_is_recorded_and_refused_in_production() {
     let prod = skillc_env(dir.path(), &["verify", "out", "--state", "s.json", "--production"], &[]);
     assert_eq!(prod.code, Some(1), "{}", prod.stdout);
     assert!(
-        prod.stdout.contains("not a production catalog: admission levels were skipped"),
+        prod.stdout
+            .contains("not a production catalog: admission levels were skipped"),
         "{}",
         prod.stdout
     );

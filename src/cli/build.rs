@@ -452,7 +452,10 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
     tree.add(emit::PUBLIC_KEY, key.public().to_file(), false);
     tree.add(
         emit::ROUTING,
-        emit::render_routing(&admission.battery, admission.levels[&Level::L4]),
+        emit::render_routing(
+            &admission.battery,
+            admission.levels.get(&Level::L4).copied().unwrap_or(admit::NOT_RUN),
+        ),
         false,
     );
     let mut catalog_execs = Vec::new();
