@@ -490,26 +490,39 @@ pub fn check_l3(terms: &[&[String]], names: &[(String, &str)], opts: &Options<'_
         if union == 0 { 0.0 } else { both as f64 / union as f64 }
     };
     let n = sets.len();
-    (0..n)
+    let mut provider_ids: HashMap<&str, u32> = HashMap::new();
+    let provider: Vec<u32> = names
+        .iter()
+        .map(|(_, p)| {
+            let next = u32::try_from(provider_ids.len()).unwrap_or(u32::MAX);
+            *provider_ids.entry(p).or_insert(next)
+        })
+        .collect();
+    type Best = Vec<Option<(usize, f64)>>;
+    // Is `(j, o)` a better partner than `current`? Higher overlap, then the smaller name: a
+    // total order, so merging the threads' results in any order gives the same answer.
+    let better = |current: Option<(usize, f64)>, j: usize, o: f64| match current {
+        None => true,
+        Some((bj, bo)) => o > bo || (o == bo && names[j].0 < names[bj].0),
+    };
+    // Each pair is compared once (j > i) and noted for both; every thread keeps its own best
+    // partners, merged at the end.
+    let best: Best = (0..n)
         .into_par_iter()
-        .map_init(
-            || vec![u32::MAX; n],
-            |seen, i| {
+        .fold(
+            || (vec![None; n], vec![u32::MAX; n]),
+            |(mut best, mut seen): (Best, Vec<u32>), i| {
                 let a = &sets[i];
-                if a.is_empty() {
-                    return None;
-                }
-                let mut best: Option<(usize, f64)> = None;
                 let stamp = u32::try_from(i).unwrap_or(u32::MAX);
                 for &t in &a[..prefix(a.len())] {
                     for &j in &index[t as usize] {
                         let j = j as usize;
-                        if j == i || seen[j] == stamp {
+                        if j <= i || seen[j] == stamp {
                             continue;
                         }
                         seen[j] = stamp;
                         let b = &sets[j];
-                        let threshold = if names[i].1 == names[j].1 {
+                        let threshold = if provider[i] == provider[j] {
                             opts.affinity_threshold_same_provider
                         } else {
                             opts.affinity_threshold
@@ -523,19 +536,34 @@ pub fn check_l3(terms: &[&[String]], names: &[(String, &str)], opts: &Options<'_
                         if o < threshold {
                             continue;
                         }
-                        let better = match best {
-                            None => true,
-                            Some((bj, bo)) => o > bo || (o == bo && names[j].0 < names[bj].0),
-                        };
-                        if better {
-                            best = Some((j, o));
+                        if better(best[i], j, o) {
+                            best[i] = Some((j, o));
+                        }
+                        if better(best[j], i, o) {
+                            best[j] = Some((i, o));
                         }
                     }
                 }
-                best.map(|b| (i, b))
+                (best, seen)
             },
         )
-        .flatten()
+        .map(|(best, _)| best)
+        .reduce(
+            || vec![None; n],
+            |mut x, y| {
+                for (k, b) in y.into_iter().enumerate() {
+                    if let Some((j, o)) = b
+                        && better(x[k], j, o)
+                    {
+                        x[k] = Some((j, o));
+                    }
+                }
+                x
+            },
+        );
+    best.into_iter()
+        .enumerate()
+        .filter_map(|(i, b)| b.map(|b| (i, b)))
         .collect()
 }
 
