@@ -267,17 +267,14 @@ pub fn admit(skills: &[SkillPlans<'_>], vocab: &Vocabulary, opts: &Options<'_>) 
     let mut l5_ran = false;
     if !skip.contains(&Level::L5) {
         let keys = alive(&out);
-        match check_l5(skills, &keys, opts.runner) {
-            None => {
-                levels.insert(Level::L5, NOT_RUN);
-            }
-            Some(results) => {
-                l5_ran = true;
-                for (k, r) in keys.into_iter().zip(results) {
-                    if let Err(reason) = r {
-                        reject(&mut out, k, Level::L5, &rules::AD006, reason);
-                    }
-                }
+        let (ran, results) = check_l5(skills, &keys, opts.runner);
+        l5_ran = ran;
+        if !ran {
+            levels.insert(Level::L5, NOT_RUN);
+        }
+        for (k, r) in keys.into_iter().zip(results) {
+            if let Err(reason) = r {
+                reject(&mut out, k, Level::L5, &rules::AD006, reason);
             }
         }
     }
@@ -662,8 +659,9 @@ fn check_l4(skills: &[SkillPlans<'_>], keys: &[Key], vocab: &Vocabulary) -> (BTr
     (failures, battery)
 }
 
-/// L5 for the plans `keys`: `None` when Python is not available, else one result per key.
-fn check_l5(skills: &[SkillPlans<'_>], keys: &[Key], runner: &dyn Runner) -> Option<Vec<Result<(), String>>> {
+/// L5 for the plans `keys`: whether Python ran, and one result per key. Without Python, a
+/// missing program still rejects (that check needs no Python); the rest is not run.
+fn check_l5(skills: &[SkillPlans<'_>], keys: &[Key], runner: &dyn Runner) -> (bool, Vec<Result<(), String>>) {
     let mut wrappers: Vec<(String, String)> = Vec::new();
     let mut slot: Vec<Option<usize>> = Vec::new();
     let mut pre: Vec<Result<(), String>> = Vec::new();
@@ -689,9 +687,13 @@ fn check_l5(skills: &[SkillPlans<'_>], keys: &[Key], runner: &dyn Runner) -> Opt
     let described = if wrappers.is_empty() {
         Vec::new()
     } else {
-        runner.describe(&wrappers)?
+        match runner.describe(&wrappers) {
+            Some(d) => d,
+            None => return (false, pre),
+        }
     };
-    Some(
+    (
+        true,
         keys.iter()
             .enumerate()
             .map(|(n, &(i, j))| {
