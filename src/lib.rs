@@ -14,6 +14,7 @@ pub mod extract;
 pub mod generate;
 pub mod import;
 pub mod migrate;
+pub mod route;
 pub mod rules;
 pub mod scan;
 pub mod sign;

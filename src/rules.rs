@@ -103,6 +103,11 @@ rules! {
     AD001 "l1-vocabulary" Error "L1: the executor name is outside the closed vocabulary or breaks the name grammar.";
     AD002 "l2-catalog-collision" Error "L2: the executor name is already taken in the catalog by another skill.";
     AD003 "duplicate-skill-name" Error "Two skills of one catalog have the same name.";
+    AD004 "l3-affinity" Error "L3: the executor's affinity terms overlap another executor's at or above the threshold.";
+    AD005 "l4-routing" Error "L4: a prototype request of the executor routes to another executor, or it takes another's.";
+    AD006 "l5-executable" Error "L5: the wrapper does not compile, its `--describe` differs from the contract, or its program is missing.";
+    AD007 "l6-semantic" Error "L6: the sub-command's own wording contradicts the action of its executor name.";
+    AD008 "l6-verifier" Error "L6: the configured external verifier rejected the executor, or could not be run (fail closed).";
     SC000 "scan-rejected" Error "The security scan found something at or above `[scan] fail_on`: the skill is rejected.";
     MG001 "migrate-blocked" Error "A migrated capability that GAIA cannot grant at the `experimental` tier.";
     MG002 "migrate-needs-review" Warning "A migrated field a person must review: GAIA has no equivalent.";

@@ -638,6 +638,12 @@ fn skipped_levels_are_recorded_and_refused_in_production() {
     let manifest = std::fs::read_to_string(first_executor(&p.out()).join("manifest.toml")).expect("manifest");
     assert!(manifest.contains("skipped = [\"L2\", \"L5\"]"), "{manifest}");
     assert!(manifest.contains("L2 = \"skipped\""), "{manifest}");
+    assert!(manifest.contains("L3 = \"pass\""), "{manifest}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(p.out().join("report.json")).expect("report")).expect("json");
+    assert_eq!(report["admission"]["skipped"], serde_json::json!(["L2", "L5"]));
+    assert_eq!(report["admission"]["levels"]["L5"], "skipped");
+    assert_eq!(report["admission"]["levels"]["L3"], "run");
     assert_eq!(p.verify().code, Some(0));
     let prod = p.run(&["verify", "out", "--state", "verify-state.json", "--production"], &[]);
     assert_eq!(prod.code, Some(1));

@@ -259,6 +259,12 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
                     .map(|g| g.permissions.clone())
                     .unwrap_or_default(),
                 tier: analysis.model.gaia.as_ref().map(|g| g.tier).unwrap_or_default(),
+                description: analysis
+                    .model
+                    .description
+                    .as_ref()
+                    .map(|d| d.value.clone())
+                    .unwrap_or_default(),
             });
             SkillResult {
                 display: s.display(db).clone(),
@@ -331,27 +337,76 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
     // ── end of the issue-6 scan hook.
 
     // Admission over the skills still in.
+
+    // Admission over the skills still in (issue 6). Every translated plan is generated first
+    // (wrapper, contract and language state do not depend on the verdict; L5 checks them),
+    // then the whole catalog is admitted in one call; admitted executors are re-stamped below.
+    let draft_stamp = Stamp {
+        levels: BTreeMap::new(),
+        skipped: skip.clone(),
+        imported_at: String::new(),
+    };
+    let drafts: BTreeMap<(usize, usize), generate::Executor> = results
+        .par_iter()
+        .enumerate()
+        .filter(|(_, r)| r.rejected.is_none())
+        .flat_map_iter(|(i, r)| {
+            let draft_stamp = &draft_stamp;
+            r.translation.plans.iter().enumerate().filter_map(move |(j, p)| {
+                let (name, info) = (p.name()?, r.info.as_ref()?);
+                Some(((i, j), generate::executor(p, name, info, vocab, draft_stamp)))
+            })
+        })
+        .collect();
     let entries: Vec<(usize, SkillPlans<'_>)> = results
         .iter()
         .enumerate()
         .filter(|(_, r)| r.rejected.is_none())
         .map(|(i, r)| {
             let skill = r.info.as_ref().map(|x| x.name.as_str()).unwrap_or_default();
+            let plans = r
+                .translation
+                .plans
+                .iter()
+                .enumerate()
+                .map(|(j, p)| {
+                    p.name().map(|name| admit::Candidate {
+                        name,
+                        plan: p,
+                        executor: drafts.get(&(i, j)),
+                    })
+                })
+                .collect();
             (
                 i,
                 SkillPlans {
                     skill,
-                    names: r.translation.plans.iter().map(|p| p.name()).collect(),
+                    plans,
+                    info: r.info.as_ref(),
+                    files: &r.files,
                 },
             )
         })
         .collect();
     let plans: Vec<SkillPlans<'_>> = entries.iter().map(|(_, p)| p.clone()).collect();
-    let verdicts = admit::admit(&plans, vocab, &skip);
+    let runner = admit::exec::System::new(root.clone());
+    let admission = admit::admit(
+        &plans,
+        vocab,
+        &admit::Options {
+            skip: &skip,
+            affinity_threshold: cfg.affinity_threshold,
+            affinity_threshold_same_provider: cfg.affinity_threshold_same_provider,
+            verifier: &cfg.verifier,
+            runner: &runner,
+        },
+    );
     let mut verdict_of: BTreeMap<usize, admit::SkillVerdict> = BTreeMap::new();
-    for ((i, _), v) in entries.iter().zip(verdicts) {
+    for ((i, _), v) in entries.iter().zip(admission.skills) {
         verdict_of.insert(*i, v);
     }
+    drop(plans);
+    drop(entries);
     for (i, v) in &verdict_of {
         if let Some((rule, reason)) = &v.rejected {
             results[*i].rejected = Some((rule, format!("{}: {reason}", rule.code)));
@@ -396,7 +451,8 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
                 skipped: skip.clone(),
                 imported_at: String::new(),
             };
-            let mut exec = generate::executor(plan, name, info, vocab, &stamp);
+            let mut exec = drafts.get(&(i, j))?.clone();
+            exec.restamp(plan, name, info, &stamp);
             let fingerprint = sha256(exec.manifest.as_bytes());
             stamp.imported_at = match (sde, state.executors.get(&exec.name)) {
                 (Some(t), _) => rfc3339(t),
@@ -420,7 +476,14 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
     // The tree, without report and catalog.
     let mut tree = OutTree::default();
     tree.add(emit::PUBLIC_KEY, key.public().to_file(), false);
-    tree.add(emit::ROUTING, emit::render_routing(), false);
+    tree.add(
+        emit::ROUTING,
+        emit::render_routing(
+            &admission.battery,
+            admission.levels.get(&Level::L4).copied().unwrap_or(admit::NOT_RUN),
+        ),
+        false,
+    );
     let mut catalog_execs = Vec::new();
     let mut admitted_per_skill: BTreeMap<usize, usize> = BTreeMap::new();
     for (i, e, sig, _) in &generated {
@@ -464,6 +527,7 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
         sha256(vtext.as_bytes()),
         &vpath,
         &skip,
+        &admission.levels,
         sde.is_some(),
     );
     tree.add(emit::REPORT, report.clone(), false);
@@ -681,19 +745,13 @@ fn report_json(
     vocab_sha: String,
     vocab_path: &str,
     skip: &[Level],
+    admission_levels: &BTreeMap<Level, &'static str>,
     reproducible: bool,
 ) -> String {
     let totals = Totals::of(results, verdicts);
     let mut levels = serde_json::Map::new();
-    for l in Level::ALL {
-        let s = if skip.contains(&l) {
-            admit::SKIPPED
-        } else if matches!(l, Level::L1 | Level::L2) {
-            "run"
-        } else {
-            admit::NOT_RUN
-        };
-        levels.insert(l.as_str().into(), s.into());
+    for (l, s) in admission_levels {
+        levels.insert(l.as_str().into(), (*s).into());
     }
     let skills: Vec<serde_json::Value> = results
         .iter()

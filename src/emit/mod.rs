@@ -155,12 +155,28 @@ pub fn manifest_trusted_comment(executor: &str) -> String {
     format!("executor:{executor}\tfile:manifest.toml")
 }
 
-/// The routing battery. L4 (routing) is not implemented yet, so it holds no prototypes.
-pub fn render_routing() -> String {
-    "# skillc routing battery: prototype requests and the executor each must route to.\n\
-     # Filled by admission level L4 (routing), which this version does not run yet.\n\
-     routing_format = \"1\"\n"
-        .to_owned()
+/// The routing battery (FORMATS.md, "routing.toml"): every prototype request of the admitted
+/// executors and the executor it must route to, sorted by executor, language and request.
+/// `l4` is the catalog-wide status of level L4 (`run` or `skipped`); when it is skipped the
+/// battery is empty.
+pub fn render_routing(battery: &[crate::admit::Prototype], l4: &str) -> String {
+    let mut s = String::from(
+        "# skillc routing battery: prototype requests and the executor each must route to first.\n\
+         # Admission level L4 runs it on every build with the router named below.\n",
+    );
+    let _ = writeln!(s, "routing_format = \"1\"");
+    let _ = writeln!(s, "router = {}", q(crate::route::ROUTER));
+    let _ = writeln!(s, "l4 = {}", q(l4));
+    let mut sorted: Vec<&crate::admit::Prototype> = battery.iter().collect();
+    sorted.sort();
+    for p in sorted {
+        let _ = writeln!(s, "\n[[request]]");
+        let _ = writeln!(s, "expected = {}", q(&p.expected));
+        let _ = writeln!(s, "kind = {}", q(p.kind));
+        let _ = writeln!(s, "lang = {}", q(p.lang));
+        let _ = writeln!(s, "text = {}", q(&p.request));
+    }
+    s
 }
 
 /// Sorts the keys of every object of a JSON value, recursively (deterministic output).

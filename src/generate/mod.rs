@@ -44,7 +44,12 @@ pub struct SkillInfo {
     pub permissions: Vec<Permission>,
     /// GAIA security tier (`experimental` for every non-GAIA skill).
     pub tier: SecurityTier,
+    /// The skill's frontmatter `description` (its first words become affinity terms).
+    pub description: String,
 }
+
+/// How many words of the skill's description join each executor's affinity terms.
+pub const SKILL_AFFINITY_WORDS: usize = 5;
 
 /// Admission result and time of one executor, applied when the manifest is rendered.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,7 +76,14 @@ pub struct Executor {
     /// `manifest.toml`.
     pub manifest: String,
     /// The English description (the manifest's `description`).
-    description: String,
+    pub description: String,
+    /// English and Italian labels (`read events (Google Workspace)`).
+    pub labels: (String, String),
+    /// The affinity terms of the language state (sorted, de-duplicated), used by L3 and the
+    /// router.
+    pub affinity: Vec<String>,
+    /// The contract the wrapper embeds and prints with `--describe` (L5 compares the two).
+    pub contract: serde_json::Value,
     /// Hex SHA-256 of the wrapper and of the language state, for `[integrity]`.
     hashes: (String, String),
 }
@@ -263,25 +275,39 @@ pub fn executor(plan: &Plan, name: &ExecutorName, skill: &SkillInfo, vocab: &Voc
     let (en_label, it_label) = labels(name, &skill.name, vocab);
     let en_description = description(plan, &en_label);
     let it_description = sentence(&format!("{it_label}: `{}`", plan.subcommand.display()));
+    // Affinity terms (L3, the router): the routing tokens of the name's words, the
+    // sub-command's words, both labels, and the first words of the skill's description, which
+    // set executors of different providers apart. The sub-command's own description is left
+    // out: sources often give one description to several sub-commands.
     let mut affinity: Vec<String> = Vec::new();
-    let mut add = |s: &str| {
-        for w in s.split(|c: char| !c.is_alphanumeric()).filter(|w| w.len() > 1) {
-            affinity.push(w.to_lowercase());
-        }
-    };
+    let mut add = |s: &str| affinity.extend(crate::route::tokens(s));
     add(&name.action);
     add(&name.object);
     name.qualifiers.iter().for_each(|q| add(q));
-    add(&name.provider);
+    add(&name.provider.replace('_', " "));
     plan.subcommand.words.iter().for_each(|w| add(w));
     add(&en_label);
     add(&it_label);
+    let mut skill_words: Vec<String> = Vec::new();
+    for t in crate::route::tokens(&skill.description) {
+        if skill_words.len() == SKILL_AFFINITY_WORDS {
+            break;
+        }
+        // Vocabulary words (actions, objects, qualifiers) say what executors do, not who
+        // provides them: a skill describing "applications, databases, servers" would
+        // otherwise give each of its executors the objects of the others.
+        let meaning = |w: &str| vocab.action(w).is_some() || vocab.object(w).is_some() || vocab.qualifier(w).is_some();
+        if !skill_words.contains(&t) && !meaning(&t) && !meaning(&format!("{t}s")) {
+            skill_words.push(t);
+        }
+    }
+    affinity.extend(skill_words);
     affinity.sort();
     affinity.dedup();
     let lang_state = json!({
-        "affinity": affinity,
-        "en": {"description": en_description, "label": en_label},
-        "it": {"description": it_description, "label": it_label},
+        "affinity": &affinity,
+        "en": {"description": &en_description, "label": &en_label},
+        "it": {"description": it_description, "label": &it_label},
     });
     let lang_state = format!("{}\n", serde_json::to_string_pretty(&lang_state).unwrap_or_default());
     let contract = contract(plan, name, skill);
@@ -295,6 +321,9 @@ pub fn executor(plan: &Plan, name: &ExecutorName, skill: &SkillInfo, vocab: &Voc
         lang_state,
         manifest,
         description: en_description,
+        labels: (en_label, it_label),
+        affinity,
+        contract,
         hashes,
     }
 }

@@ -1,0 +1,186 @@
+//! Admission levels L3–L6 end to end: one fixture per level (`tests/fixtures/admit/<case>/`,
+//! a project folder) proves its reject path and its reason, snapshotted from `report.json`;
+//! L5 without Python is `not-run` and refused by `verify --production`.
+
+mod common;
+
+use std::path::Path;
+
+use common::{Run, insta_settings, manifest_dir, skillc_env};
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.expect("walk");
+        let rel = entry.path().strip_prefix(from).expect("prefix");
+        let dest = to.join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).expect("mkdir");
+        } else {
+            std::fs::copy(entry.path(), &dest).expect("copy");
+        }
+    }
+}
+
+/// Builds a copy of fixture `case` with `env`; returns the project folder and the run.
+fn build(case: &str, env: &[(&str, &str)]) -> (tempfile::TempDir, Run) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    copy_dir(&manifest_dir().join("tests/fixtures/admit").join(case), dir.path());
+    let mut env = env.to_vec();
+    env.push(("SOURCE_DATE_EPOCH", "1800000000"));
+    let run = skillc_env(dir.path(), &["build", "--quiet"], &env);
+    (dir, run)
+}
+
+/// Every plan of the report: `skill subcommand -> name: status [level code] reason`.
+fn plans(dir: &Path) -> String {
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("out/report.json")).expect("report")).expect("json");
+    let mut lines = Vec::new();
+    for s in report["skills"].as_array().into_iter().flatten() {
+        for p in s["plans"].as_array().into_iter().flatten() {
+            let mut line = format!(
+                "{} `{}` -> {}: {}",
+                s["name"].as_str().unwrap_or_default(),
+                p["subcommand"].as_str().unwrap_or_default(),
+                p["name"].as_str().unwrap_or("-"),
+                p["status"].as_str().unwrap_or_default()
+            );
+            if let Some(level) = p["level"].as_str() {
+                line.push_str(&format!(
+                    " [{level} {}] {}",
+                    p["code"].as_str().unwrap_or_default(),
+                    p["reason"].as_str().unwrap_or_default()
+                ));
+            }
+            lines.push(line);
+        }
+    }
+    lines.sort();
+    lines.join("\n") + "\n"
+}
+
+fn check(case: &str, env: &[(&str, &str)], code: &str) {
+    let (dir, run) = build(case, env);
+    assert_eq!(run.code, Some(1), "{case}: {}\n{}", run.stdout, run.stderr);
+    let report = plans(dir.path());
+    assert!(report.contains(code), "{case}: {report}");
+    insta_settings().bind(|| insta::assert_snapshot!(format!("admit_{case}"), report));
+}
+
+#[test]
+fn l3_rejects_both_executors_of_a_confusable_pair() {
+    check("l3_affinity", &[], "[L3 AD004]");
+}
+
+#[test]
+fn l4_rejects_a_plan_whose_request_routes_to_another_executor() {
+    // One comment describes two commands; the request built from it goes to the other one.
+    check("l4_routing", &[], "[L4 AD005]");
+    let (dir, _) = build("l4_routing", &[]);
+    let battery = std::fs::read_to_string(dir.path().join("out/routing.toml")).expect("routing");
+    assert!(
+        battery.contains("expected = \"create_collections_linkbox\""),
+        "{battery}"
+    );
+    assert!(
+        !battery.contains("move_bookmarks_linkbox"),
+        "only admitted executors: {battery}"
+    );
+}
+
+#[test]
+fn l5_rejects_a_wrapper_whose_describe_differs_from_the_contract() {
+    let fake = manifest_dir().join("tests/fixtures/admit/l5_executable/fake-python");
+    let fake = fake.to_string_lossy().into_owned();
+    check("l5_executable", &[("SKILLC_PYTHON", &fake)], "[L5 AD006]");
+}
+
+#[test]
+fn l5_without_python_is_not_run_and_refused_in_production() {
+    let (dir, run) = build("l5_executable", &[("SKILLC_PYTHON", "/nonexistent/python3")]);
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let manifest = std::fs::read_to_string(dir.path().join("out/executors/notes/list_notes_notes/manifest.toml"))
+        .expect("manifest");
+    assert!(manifest.contains("L5 = \"not-run\""), "{manifest}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out/report.json")).expect("report")).expect("json");
+    assert_eq!(report["admission"]["levels"]["L5"], "not-run");
+    let v = skillc_env(dir.path(), &["verify", "out", "--state", "s.json"], &[]);
+    assert_eq!(v.code, Some(0), "{}", v.stdout);
+    let prod = skillc_env(dir.path(), &["verify", "out", "--state", "s.json", "--production"], &[]);
+    assert_eq!(prod.code, Some(1), "{}", prod.stdout);
+    assert!(prod.stdout.contains("not a production catalog"), "{}", prod.stdout);
+}
+
+#[test]
+fn l6_rejects_a_delete_described_as_a_listing() {
+    check("l6_semantic", &[], "[L6 AD007]");
+}
+
+#[test]
+fn l6_external_verifier_rejects_and_fails_closed() {
+    check("l6_verifier", &[], "[L6 AD008]");
+    // A verifier that cannot be run rejects too.
+    let (dir, _) = build("l6_verifier", &[]);
+    std::fs::write(
+        dir.path().join("pipeline.toml"),
+        "[admission]\nverifier = \"/nonexistent/verifier\"\n",
+    )
+    .expect("write");
+    let run = skillc_env(
+        dir.path(),
+        &["build", "--quiet"],
+        &[("SOURCE_DATE_EPOCH", "1800000000")],
+    );
+    assert_eq!(run.code, Some(1));
+    let report = plans(dir.path());
+    assert!(
+        report.contains("[L6 AD008] the verifier `/nonexistent/verifier` failed: exit status 127"),
+        "{report}"
+    );
+}
+
+#[test]
+fn the_routing_battery_lists_every_admitted_executor() {
+    let (dir, run) = build("l3_affinity", &[]);
+    assert_eq!(run.code, Some(1));
+    let battery = std::fs::read_to_string(dir.path().join("out/routing.toml")).expect("routing");
+    insta_settings().bind(|| insta::assert_snapshot!("admit_routing_battery", battery));
+}
+
+#[test]
+fn a_skip_in_pipeline_toml_is_recorded_and_refused_in_production() {
+    // The L3 fixture's pair is confusable; skipping L3 (and L5) lets it through, on record.
+    let (dir, _) = build("l3_affinity", &[]);
+    std::fs::write(
+        dir.path().join("pipeline.toml"),
+        "[admission]\nskip = [\"L3\", \"L5\"]\n",
+    )
+    .expect("write");
+    let run = skillc_env(
+        dir.path(),
+        &["build", "--quiet"],
+        &[("SOURCE_DATE_EPOCH", "1800000000")],
+    );
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let manifest = std::fs::read_to_string(dir.path().join("out/executors/alpha/list_files_alpha/manifest.toml"))
+        .expect("manifest");
+    assert!(
+        manifest.contains(
+            "levels = { L1 = \"pass\", L2 = \"pass\", L3 = \"skipped\", L4 = \"pass\", L5 = \"skipped\", L6 = \"pass\" }\nskipped = [\"L3\", \"L5\"]"
+        ),
+        "{manifest}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("out/report.json")).expect("report")).expect("json");
+    assert_eq!(report["admission"]["skipped"], serde_json::json!(["L3", "L5"]));
+    assert_eq!(report["admission"]["levels"]["L3"], "skipped");
+    let prod = skillc_env(dir.path(), &["verify", "out", "--state", "s.json", "--production"], &[]);
+    assert_eq!(prod.code, Some(1), "{}", prod.stdout);
+    assert!(
+        prod.stdout
+            .contains("not a production catalog: admission levels were skipped"),
+        "{}",
+        prod.stdout
+    );
+}
