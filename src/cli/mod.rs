@@ -9,6 +9,7 @@ mod check;
 mod keys;
 mod output;
 mod plan;
+mod progress;
 mod project;
 mod props;
 mod verify;

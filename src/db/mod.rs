@@ -120,6 +120,24 @@ pub struct TextInput {
     pub text: String,
 }
 
+/// The whole build: the catalog's skills and the settings every build query reads. One per
+/// database; `db::load` and `watch` replace its fields when the disk changes.
+#[salsa::input(debug)]
+pub struct BuildInputs {
+    /// Every skill of the catalog, sorted by display path.
+    #[returns(ref)]
+    pub skills: Vec<SkillSource>,
+    /// Validation mode and limits.
+    #[returns(copy)]
+    pub settings: Settings,
+    /// The vocabulary text.
+    #[returns(copy)]
+    pub vocabulary: TextInput,
+    /// Admission levels skipped on request (`--skip`, `[admission] skip`), sorted.
+    #[returns(ref)]
+    pub skip: Vec<crate::config::Level>,
+}
+
 /// Records which queries executed, for tests of incrementality.
 #[derive(Debug, Default)]
 pub struct ExecutionLog {
