@@ -10,10 +10,10 @@
 //!
 //! ```text
 //!  SkillSource ─► skill_files ─┐
-//!       │                      ├─► skill_unit ─┬─► admission (catalog-wide) ─► decision ─┐
-//!       └─► check/translate ───┘   (per skill) │                             (per skill) │
-//!                                              └──────────────► skill_output ◄───────────┤
-//!                                                               report_entry ◄───────────┘
+//!       │                      ├─► skill_unit ─┬─► admission_input ─► admission ─► decision ─┐
+//!       └─► check/translate ───┘   (per skill) │    (per skill)    (catalog-wide) (per skill) │
+//!                                              └────────────────────► skill_output ◄─────────┤
+//!                                                                     report_entry ◄─────────┘
 //! ```
 //!
 //! - one skill edited: its `skill_files`/`skill_unit`/`skill_output`/`report_entry` re-run,
@@ -21,8 +21,9 @@
 //!   every other skill, so nothing downstream of them re-runs;
 //! - vocabulary edited: every `translate_skill` and `skill_unit` re-runs, no file is re-read
 //!   or re-parsed (`analyze_skill`, `extract_skill` and `skill_files` are untouched);
-//! - an edit that changes no output (a support file no executor runs; a SKILL.md edit that
-//!   extracts the same sub-commands) stops where the value comes out equal (backdating).
+//! - an edit that changes no name stops at `admission_input` (backdating): admission and the
+//!   other skills' decisions do not re-run; an edit that changes no manifest (a support file
+//!   no executor runs) re-signs no manifest.
 //!
 //! Extension points: a per-skill security scan slots into [`skill_unit`] (a finding at or
 //! above `scan.fail_on` sets `rejected`); new admission levels extend [`admission`], which
@@ -143,6 +144,33 @@ pub fn skill_unit(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillSou
     }
 }
 
+/// What admission sees of one skill: its name, its skill-level rejection and its plans'
+/// names. Narrower than [`SkillUnit`], so that an edit that changes no name (a SKILL.md
+/// whitespace edit, a support file) stops here and admission does not re-run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdmissionInput {
+    /// The folder as shown to the user.
+    pub display: String,
+    /// The skill name, when readable.
+    pub name: Option<String>,
+    /// Rejected before admission: the rule and `CODE: message`.
+    pub rejected: Option<(&'static Rule, String)>,
+    /// One entry per plan: its name when translated.
+    pub names: Vec<Option<crate::translate::ExecutorName>>,
+}
+
+/// One skill's [`AdmissionInput`].
+#[salsa::tracked(returns(ref))]
+pub fn admission_input(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillSource) -> AdmissionInput {
+    let u = skill_unit(db, inputs, skill);
+    AdmissionInput {
+        display: u.display.clone(),
+        name: u.info.as_ref().map(|i| i.name.clone()),
+        rejected: u.rejected.clone(),
+        names: u.translation.plans.iter().map(|p| p.name().cloned()).collect(),
+    }
+}
+
 /// The catalog-wide verdict of one skill.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Decision {
@@ -165,7 +193,7 @@ pub struct Admission {
 #[salsa::tracked(returns(ref))]
 pub fn admission(db: &dyn salsa::Database, inputs: BuildInputs) -> Admission {
     let skills = inputs.skills(db);
-    let units: Vec<(SkillSource, &SkillUnit)> = skills.iter().map(|s| (*s, skill_unit(db, inputs, *s))).collect();
+    let units: Vec<(SkillSource, &AdmissionInput)> = skills.iter().map(|s| (*s, admission_input(db, inputs, *s))).collect();
     let mut decisions: HashMap<SkillSource, Decision> = units
         .iter()
         .map(|(s, u)| {
@@ -181,9 +209,9 @@ pub fn admission(db: &dyn salsa::Database, inputs: BuildInputs) -> Admission {
     let mut by_name: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, (_, u)) in units.iter().enumerate() {
         if u.rejected.is_none()
-            && let Some(info) = &u.info
+            && let Some(name) = &u.name
         {
-            by_name.entry(info.name.as_str()).or_default().push(i);
+            by_name.entry(name.as_str()).or_default().push(i);
         }
     }
     let mut entries: Vec<usize> = Vec::new();
@@ -208,8 +236,8 @@ pub fn admission(db: &dyn salsa::Database, inputs: BuildInputs) -> Admission {
         .map(|&i| {
             let u = units[i].1;
             SkillPlans {
-                skill: u.info.as_ref().map(|x| x.name.as_str()).unwrap_or_default(),
-                names: u.translation.plans.iter().map(|p| p.name()).collect(),
+                skill: u.name.as_deref().unwrap_or_default(),
+                names: u.names.iter().map(Option::as_ref).collect(),
             }
         })
         .collect();
