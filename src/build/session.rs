@@ -150,7 +150,8 @@ pub struct Session {
     inputs: BuildInputs,
     vocab: TextInput,
     skills: BTreeMap<String, Known>,
-    state: State,
+    /// The previous build's state; read from disk only when a build has work to do.
+    state: Option<State>,
     disk_fingerprint: Option<Fingerprint>,
     /// No build has completed in this process yet: `out/` is checked on disk, not trusted.
     fresh: bool,
@@ -206,6 +207,15 @@ fn hash_str(h: &mut sha2::Sha256, s: &str) {
 }
 
 fn dir_name(dir: &Path) -> String {
+    // A folder found by a walk is a real folder with its own name; only a root given as `.`,
+    // `..` or a link needs resolving.
+    if let Some(n) = dir.file_name().and_then(|n| n.to_str())
+        && n != "."
+        && n != ".."
+        && std::fs::symlink_metadata(dir).is_ok_and(|m| !m.file_type().is_symlink())
+    {
+        return n.to_owned();
+    }
     dir.canonicalize()
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -262,7 +272,6 @@ impl Session {
         let settings = Settings::new(&db, Mode::Default, opts.limits);
         let vocab = TextInput::new(&db, opts.vocab_path.clone(), vocab_text);
         let inputs = BuildInputs::new(&db, Vec::new(), settings, vocab, opts.skip.clone());
-        let state = store::read_state(&opts.state_dir.join("state.json")).unwrap_or_default();
         let disk_fingerprint = store::read::<Fingerprint>(&opts.state_dir.join("fingerprint.json"));
         let key_digest = sha256(opts.key.public().to_file().as_bytes());
         let mut s = Session {
@@ -271,7 +280,7 @@ impl Session {
             inputs,
             vocab,
             skills: BTreeMap::new(),
-            state,
+            state: None,
             disk_fingerprint,
             fresh: true,
             reported: HashMap::new(),
@@ -323,9 +332,13 @@ impl Session {
     /// # Errors
     /// [`BuildError::Load`] when a root cannot be listed.
     pub fn refresh_all(&mut self) -> Result<Vec<String>, BuildError> {
+        let timer = Timer::new();
         let found = load::discover(&self.opts.root, &self.opts.roots, &self.exclude())?;
+        timer.lap("discover");
         let all: BTreeSet<String> = self.skills.keys().cloned().collect();
-        Ok(self.apply(found.skills, &all))
+        let changed = self.apply(found.skills, &all);
+        timer.lap("read, hash and set inputs");
+        Ok(changed)
     }
 
     /// Re-reads what changed at `paths` (absolute paths under the skill roots, as a file
@@ -484,14 +497,20 @@ impl Session {
     pub fn build(&mut self, now: i64, sink: Sink<'_>) -> Result<Outcome, BuildError> {
         let fingerprint = self.fingerprint();
         if let Some(o) = self.up_to_date(&fingerprint) {
+            Timer::new().lap("up to date");
             return Ok(o);
         }
         let lv = vocab::vocabulary(&self.db, self.vocab);
         if lv.diagnostics.iter().any(|d| d.severity == Severity::Error) {
             return Err(BuildError::Vocabulary(self.opts.vocab_path.clone(), lv.diagnostics.clone()));
         }
+        let timer = Timer::new();
         let inputs = self.inputs;
         let skills: Vec<SkillSource> = self.inputs.skills(&self.db).clone();
+        if self.state.is_none() {
+            self.state = Some(store::read_state(&self.opts.state_dir.join("state.json")).unwrap_or_default());
+            timer.lap("read state");
+        }
 
         // The queries, in parallel (each worker on its own handle to the database).
         sink(Event::Stage {
@@ -503,7 +522,9 @@ impl Session {
                 let _ = skill_unit(db, inputs, *s);
             }
         });
+        timer.lap("analyze");
         let _ = admission(&self.db, inputs);
+        timer.lap("admission");
         let progress = std::sync::Mutex::new(&mut *sink);
         skills.par_chunks(64).for_each_with(self.db.clone(), |db, chunk| {
             for s in chunk {
@@ -515,6 +536,7 @@ impl Session {
             }
         });
         let sink = progress.into_inner().unwrap_or_else(|e| e.into_inner());
+        timer.lap("generate");
 
         let Session {
             opts,
@@ -527,6 +549,7 @@ impl Session {
             ..
         } = self;
         let db: &Db = db;
+        let state: &mut State = state.get_or_insert_with(State::default);
         struct Row<'a> {
             unit: &'a super::SkillUnit,
             decision: &'a super::Decision,
@@ -586,6 +609,7 @@ impl Session {
             })
             .collect();
         let manifests_signed = stamped.iter().filter(|s| s.2).count();
+        timer.lap("stamp and sign");
 
         // The tree: every file with its digest; bytes are produced only for files to write.
         let mut plan: BTreeMap<String, Planned<'_>> = BTreeMap::new();
@@ -708,6 +732,7 @@ impl Session {
         );
         plan.insert(emit::CATALOG.into(), Planned::text(&catalog, catalog_sha, false));
 
+        timer.lap("catalog and report");
         // Write what differs, in parallel, the catalog last.
         sink(Event::Stage {
             stage: "write",
@@ -794,6 +819,7 @@ impl Session {
             }
         }
         write::remove_files(out_dir, &removed)?;
+        timer.lap("write out/");
 
         // What changed, for the summary, the events and the audit log.
         let new_execs: BTreeMap<String, ExecutorState> = jobs
@@ -944,10 +970,35 @@ impl Session {
             store::write(&state_dir.join("fingerprint.json"), &fp)?;
             *disk_fingerprint = Some(fp);
         }
+        timer.lap("write store");
         *state = new_state;
         *reported = seen_reports;
         *fresh = false;
         Ok(outcome)
+    }
+}
+
+/// Stage timings on standard error when `SKILLC_TIMINGS` is set (for profiling; the lead's
+/// benchmarks use them).
+struct Timer {
+    on: bool,
+    last: std::cell::Cell<std::time::Instant>,
+}
+
+impl Timer {
+    fn new() -> Timer {
+        Timer {
+            on: std::env::var_os("SKILLC_TIMINGS").is_some(),
+            last: std::cell::Cell::new(std::time::Instant::now()),
+        }
+    }
+
+    fn lap(&self, what: &str) {
+        if self.on {
+            let now = std::time::Instant::now();
+            eprintln!("timing: {what}: {:.1} ms", (now - self.last.get()).as_secs_f64() * 1000.0);
+            self.last.set(now);
+        }
     }
 }
 
