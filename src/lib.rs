@@ -18,3 +18,4 @@ pub mod skill;
 pub mod translate;
 pub mod verify;
 pub mod vocab;
+pub mod watch;

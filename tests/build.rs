@@ -728,7 +728,11 @@ fn a_deleted_or_altered_out_is_rebuilt_despite_the_fingerprint() {
     // A file added to out/: the build runs and reports it.
     std::fs::write(p.out().join("notes.txt"), "mine").expect("write");
     let r = p.build(&[SDE]);
-    assert!(r.stderr.contains("notes.txt is not part of the catalog"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("notes.txt is not part of the catalog"),
+        "{}",
+        r.stderr
+    );
     std::fs::remove_file(p.out().join("notes.txt")).expect("rm");
     // out/ deleted: everything is written again.
     std::fs::remove_dir_all(p.out()).expect("rm");

@@ -240,7 +240,13 @@ mod session {
             .into_iter()
             .filter_map(Result::ok)
             .filter(|e| e.file_type().is_file())
-            .map(|e| e.path().strip_prefix(out).expect("prefix").to_string_lossy().into_owned())
+            .map(|e| {
+                e.path()
+                    .strip_prefix(out)
+                    .expect("prefix")
+                    .to_string_lossy()
+                    .into_owned()
+            })
             .collect();
         v.sort();
         v
@@ -354,10 +360,7 @@ mod session {
         assert_eq!(count(&log, "skill_output"), 0, "{log:?}");
         assert_eq!(count(&log, "admission"), 1, "{log:?}");
         let left = files(&out);
-        assert!(
-            !left.iter().any(|f| f.contains("beta")),
-            "{left:?}"
-        );
+        assert!(!left.iter().any(|f| f.contains("beta")), "{left:?}");
         assert!(!out.join("executors/beta").exists() && !out.join("skills/beta").exists());
         let catalog = std::fs::read_to_string(out.join("catalog.toml")).expect("catalog");
         assert!(!catalog.contains("beta"), "{catalog}");

@@ -193,7 +193,8 @@ pub struct Admission {
 #[salsa::tracked(returns(ref))]
 pub fn admission(db: &dyn salsa::Database, inputs: BuildInputs) -> Admission {
     let skills = inputs.skills(db);
-    let units: Vec<(SkillSource, &AdmissionInput)> = skills.iter().map(|s| (*s, admission_input(db, inputs, *s))).collect();
+    let units: Vec<(SkillSource, &AdmissionInput)> =
+        skills.iter().map(|s| (*s, admission_input(db, inputs, *s))).collect();
     let mut decisions: HashMap<SkillSource, Decision> = units
         .iter()
         .map(|(s, u)| {
@@ -311,7 +312,10 @@ pub fn skill_output(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillS
             plan: j,
             levels: levels.clone(),
             fingerprint: sha256(executor.manifest.as_bytes()),
-            hashes: (sha256(executor.wrapper.as_bytes()), sha256(executor.lang_state.as_bytes())),
+            hashes: (
+                sha256(executor.wrapper.as_bytes()),
+                sha256(executor.lang_state.as_bytes()),
+            ),
             executor,
         });
     }
@@ -363,12 +367,20 @@ impl Totals {
 }
 
 /// Status, level, code and reason of plan `j` in the report.
-fn plan_report(unit: &SkillUnit, decision: &Decision, j: usize) -> (&'static str, Option<&'static str>, Option<&'static str>, Option<String>) {
+fn plan_report(
+    unit: &SkillUnit,
+    decision: &Decision,
+    j: usize,
+) -> (&'static str, Option<&'static str>, Option<&'static str>, Option<String>) {
     let p = &unit.translation.plans[j];
     match (&p.outcome, decision.plans.get(j), &decision.rejected) {
-        (Outcome::Rejected { rule, reason, .. }, _, _) => ("rejected", Some("translate"), Some(rule.code), Some(reason.clone())),
+        (Outcome::Rejected { rule, reason, .. }, _, _) => {
+            ("rejected", Some("translate"), Some(rule.code), Some(reason.clone()))
+        }
         (_, _, Some((rule, reason))) => ("rejected", Some("skill"), Some(rule.code), Some(reason.clone())),
-        (_, Some(Verdict::Rejected { level, rule, reason }), _) => ("rejected", Some(level.as_str()), Some(rule.code), Some(reason.clone())),
+        (_, Some(Verdict::Rejected { level, rule, reason }), _) => {
+            ("rejected", Some(level.as_str()), Some(rule.code), Some(reason.clone()))
+        }
         _ => ("admitted", None, None, None),
     }
 }

@@ -33,6 +33,7 @@ use crate::skill::validate::Mode;
 use crate::vocab;
 
 /// What a session builds, and with what.
+#[derive(Clone)]
 pub struct Options {
     /// The project root: display paths, the audit log and the store are relative to it.
     pub root: PathBuf,
@@ -362,9 +363,9 @@ impl Session {
                 continue;
             };
             // The nearest known skill folder holding the path, else its nearest existing folder.
-            let known = p.ancestors().find(|a| {
-                a.starts_with(abs_root) && self.skills.values().any(|k| canonical_or_self(&k.dir) == *a)
-            });
+            let known = p
+                .ancestors()
+                .find(|a| a.starts_with(abs_root) && self.skills.values().any(|k| canonical_or_self(&k.dir) == *a));
             let dir = match known {
                 Some(d) => d.to_path_buf(),
                 None => p
@@ -410,7 +411,11 @@ impl Session {
         for l in loaded {
             let display = l.read.found.display.clone();
             seen.insert(display.clone());
-            if self.skills.get(&display).is_some_and(|k| k.fingerprint == l.fingerprint) {
+            if self
+                .skills
+                .get(&display)
+                .is_some_and(|k| k.fingerprint == l.fingerprint)
+            {
                 continue;
             }
             changed.push(display.clone());
@@ -459,7 +464,10 @@ impl Session {
             hash_str(&mut h, &r.to_string_lossy());
         }
         hash_str(&mut h, &o.out_dir.to_string_lossy());
-        hash_str(&mut h, &format!("{:?} {:?} {} {:?}", o.limits, o.skip, o.expires_days, o.sde));
+        hash_str(
+            &mut h,
+            &format!("{:?} {:?} {} {:?}", o.limits, o.skip, o.expires_days, o.sde),
+        );
         hash_str(&mut h, &o.vocab_path);
         hash_str(&mut h, self.vocab.text(&self.db));
         hash_str(&mut h, &self.key_digest);
@@ -502,7 +510,10 @@ impl Session {
         }
         let lv = vocab::vocabulary(&self.db, self.vocab);
         if lv.diagnostics.iter().any(|d| d.severity == Severity::Error) {
-            return Err(BuildError::Vocabulary(self.opts.vocab_path.clone(), lv.diagnostics.clone()));
+            return Err(BuildError::Vocabulary(
+                self.opts.vocab_path.clone(),
+                lv.diagnostics.clone(),
+            ));
         }
         let timer = Timer::new();
         let inputs = self.inputs;
@@ -615,7 +626,10 @@ impl Session {
         let mut plan: BTreeMap<String, Planned<'_>> = BTreeMap::new();
         let public = key.public().to_file();
         plan.insert(emit::PUBLIC_KEY.into(), Planned::owned(public.into_bytes(), false));
-        plan.insert(emit::ROUTING.into(), Planned::owned(emit::render_routing().into_bytes(), false));
+        plan.insert(
+            emit::ROUTING.into(),
+            Planned::owned(emit::render_routing().into_bytes(), false),
+        );
         let mut catalog_execs = Vec::with_capacity(jobs.len());
         for ((unit, g), (st, manifest, _)) in jobs.iter().zip(&stamped) {
             let e = &g.executor;
@@ -843,7 +857,11 @@ impl Session {
             match state.executors.get(name) {
                 None => outcome.added.push(name.clone()),
                 Some(p) if p.manifest_sha256 != st.manifest_sha256 => outcome.updated.push(name.clone()),
-                Some(_) if to_write.iter().any(|(p, _)| p.starts_with("executors/") && exec_of(p) == Some(name)) => {
+                Some(_)
+                    if to_write
+                        .iter()
+                        .any(|(p, _)| p.starts_with("executors/") && exec_of(p) == Some(name)) =>
+                {
                     outcome.updated.push(name.clone());
                 }
                 Some(_) => {}
@@ -858,10 +876,16 @@ impl Session {
             sink(Event::Executor { name, change: "added" });
         }
         for name in &outcome.updated {
-            sink(Event::Executor { name, change: "updated" });
+            sink(Event::Executor {
+                name,
+                change: "updated",
+            });
         }
         for name in &outcome.removed {
-            sink(Event::Executor { name, change: "removed" });
+            sink(Event::Executor {
+                name,
+                change: "removed",
+            });
         }
         for (path, reason) in &outcome.rejected {
             sink(Event::SkillRejected { path, reason });
@@ -996,7 +1020,10 @@ impl Timer {
     fn lap(&self, what: &str) {
         if self.on {
             let now = std::time::Instant::now();
-            eprintln!("timing: {what}: {:.1} ms", (now - self.last.get()).as_secs_f64() * 1000.0);
+            eprintln!(
+                "timing: {what}: {:.1} ms",
+                (now - self.last.get()).as_secs_f64() * 1000.0
+            );
             self.last.set(now);
         }
     }
@@ -1120,7 +1147,9 @@ fn write_planned(out_dir: &Path, path: &str, p: &Planned<'_>, skip: &[Level]) ->
             if sha256(m.as_bytes()) != p.sha256 {
                 return Err(EmitError::Io {
                     path: full.display().to_string(),
-                    message: "the stored signature does not match the manifest; remove .skillc/state.json and build again".into(),
+                    message:
+                        "the stored signature does not match the manifest; remove .skillc/state.json and build again"
+                            .into(),
                 });
             }
             std::borrow::Cow::Owned(m.into_bytes())
@@ -1170,11 +1199,8 @@ fn update_source(db: &mut Db, s: SkillSource, l: &Loaded) {
         }
     }
     let old = s.files(db).clone();
-    let same_paths = old.len() == l.read.files.len()
-        && old
-            .iter()
-            .zip(&l.read.files)
-            .all(|(f, (rel, _))| f.rel_path(db) == rel);
+    let same_paths =
+        old.len() == l.read.files.len() && old.iter().zip(&l.read.files).all(|(f, (rel, _))| f.rel_path(db) == rel);
     if same_paths {
         for (f, (_, c)) in old.iter().zip(&l.read.files) {
             db::set_contents_if_changed(db, *f, c.clone());

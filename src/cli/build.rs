@@ -174,10 +174,12 @@ pub(crate) fn report_error(e: BuildError, vocab_text: &str, out: &mut Printer) -
 pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status> {
     let started = Instant::now();
     let prepared = prepare(args, out)?;
-    let mut events = super::progress::Reporter::new(args.message_format, args.quiet || args.format == ReportFormat::Json);
+    let mut events =
+        super::progress::Reporter::new(args.message_format, args.quiet || args.format == ReportFormat::Json);
     events.started(prepared.options.roots.len());
     let vocab_text = prepared.vocab_text.clone();
-    let mut session = Session::open(prepared.options, prepared.vocab_text).map_err(|e| report_error(e, &vocab_text, out))?;
+    let mut session =
+        Session::open(prepared.options, prepared.vocab_text).map_err(|e| report_error(e, &vocab_text, out))?;
     // `--format json` prints the report: a build that is up to date computes it again.
     if args.format == ReportFormat::Json {
         session.forget_fingerprint();

@@ -13,6 +13,7 @@ mod progress;
 mod project;
 mod props;
 mod verify;
+mod watch;
 
 use std::io::{self, IsTerminal};
 use std::path::PathBuf;
@@ -99,6 +100,8 @@ pub enum Command {
     Plan(plan::PlanArgs),
     /// Build the signed catalog of executors into `out/` (the main job).
     Build(build::BuildArgs),
+    /// Build, then rebuild after every change of the skills, pipeline.toml or the vocabulary.
+    Watch(watch::WatchArgs),
     /// Verify a built catalog: signatures, hashes, completeness, expiry, rollback.
     Verify(verify::VerifyArgs),
     /// Create a signing key pair (minisign format).
@@ -170,6 +173,7 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
         Command::Check(c) => check::run(&c, &mut out),
         Command::Plan(p) => plan::run(&p, &mut out),
         Command::Build(b) => build::run(&b, &mut out),
+        Command::Watch(w) => watch::run(&w, &mut out),
         Command::Verify(v) => verify::run(&v, &mut out),
         Command::Keygen(k) => keys::keygen(&k, &mut out),
         Command::ReadProperties { path } => props::read_properties(&path, &mut out),

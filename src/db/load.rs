@@ -206,7 +206,8 @@ fn walk(root: &Path, display: &str, excluded: &[PathBuf], only_root: bool) -> Re
             },
         }
     }
-    let walked: Vec<(Vec<PathBuf>, Vec<(PathBuf, String)>)> = subdirs
+    type Walked = (Vec<PathBuf>, Vec<(PathBuf, String)>);
+    let walked: Vec<Walked> = subdirs
         .par_iter()
         .map(|dir| {
             let mut files = Vec::new();

@@ -40,7 +40,11 @@ pub fn analyze_skill(db: &dyn salsa::Database, skill: SkillSource, settings: Set
 /// re-run translation (backdating).
 #[salsa::tracked(returns(ref))]
 pub fn skill_name(db: &dyn salsa::Database, skill: SkillSource, settings: Settings) -> Option<String> {
-    analyze_skill(db, skill, settings).model.name.as_ref().map(|n| n.value.clone())
+    analyze_skill(db, skill, settings)
+        .model
+        .name
+        .as_ref()
+        .map(|n| n.value.clone())
 }
 
 /// The verdict of `skillc check` for one skill.
