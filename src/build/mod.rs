@@ -269,7 +269,8 @@ pub struct Generated {
     pub plan: usize,
     /// The admission levels it passed.
     pub levels: BTreeMap<Level, &'static str>,
-    /// Wrapper, language state and manifest (rendered with an empty `imported_at`).
+    /// The executor. Its `wrapper` and `manifest` are left empty to save memory (the wrapper
+    /// is re-rendered when written, the manifest when stamped); `lang_state` is kept.
     pub executor: generate::Executor,
     /// Hex SHA-256 of that manifest: equal fingerprints mean equal manifests but for the time.
     pub fingerprint: String,

@@ -152,7 +152,9 @@ pub struct Session {
     vocab: TextInput,
     skills: BTreeMap<String, Known>,
     /// The previous build's state; read from disk only when a build has work to do.
-    state: Option<State>,
+    state: Option<Arc<State>>,
+    /// Writes the store in the background (`skillc watch`), when set.
+    background: Option<store::Background>,
     disk_fingerprint: Option<Fingerprint>,
     /// No build has completed in this process yet: `out/` is checked on disk, not trusted.
     fresh: bool,
@@ -282,6 +284,7 @@ impl Session {
             vocab,
             skills: BTreeMap::new(),
             state: None,
+            background: None,
             disk_fingerprint,
             fresh: true,
             reported: HashMap::new(),
@@ -290,6 +293,25 @@ impl Session {
         };
         s.refresh_all()?;
         Ok(s)
+    }
+
+    /// Writes the `.skillc/` store on a background thread from now on (`skillc watch`: the
+    /// catalog is reported as soon as it is written). [`Session::flush_store`] waits for it.
+    pub fn write_store_in_background(&mut self) {
+        if self.background.is_none() {
+            self.background = Some(store::Background::start(self.opts.state_dir.clone()));
+        }
+    }
+
+    /// Waits until the store is written.
+    ///
+    /// # Errors
+    /// The last failure to write it.
+    pub fn flush_store(&mut self) -> Result<(), BuildError> {
+        match self.background.take() {
+            Some(mut b) => Ok(b.finish()?),
+            None => Ok(()),
+        }
     }
 
     /// Forgets the fingerprint of the last build: the next build computes everything (and
@@ -519,7 +541,9 @@ impl Session {
         let inputs = self.inputs;
         let skills: Vec<SkillSource> = self.inputs.skills(&self.db).clone();
         if self.state.is_none() {
-            self.state = Some(store::read_state(&self.opts.state_dir.join("state.json")).unwrap_or_default());
+            self.state = Some(Arc::new(
+                store::read_state(&self.opts.state_dir.join("state.json")).unwrap_or_default(),
+            ));
             timer.lap("read state");
         }
 
@@ -557,10 +581,11 @@ impl Session {
             fresh,
             key_digest,
             disk_fingerprint,
+            background,
             ..
         } = self;
         let db: &Db = db;
-        let state: &mut State = state.get_or_insert_with(State::default);
+        let state: &mut Arc<State> = state.get_or_insert_with(Default::default);
         struct Row<'a> {
             unit: &'a super::SkillUnit,
             decision: &'a super::Decision,
@@ -636,7 +661,11 @@ impl Session {
             let dir = emit::executor_dir(&e.skill, &e.name);
             plan.insert(
                 format!("{dir}/{}.py", e.name),
-                Planned::text(&e.wrapper, g.hashes.0.clone(), true),
+                Planned {
+                    sha256: g.hashes.0.clone(),
+                    executable: true,
+                    payload: Payload::Wrapper(unit, g),
+                },
             );
             plan.insert(
                 format!("{dir}/manifest.toml"),
@@ -948,7 +977,9 @@ impl Session {
             .map(|(path, p)| {
                 let size = match (sizes.get(path.as_str()), &p.payload) {
                     (Some(n), _) => *n,
-                    (None, Payload::Manifest(..)) => prev_outputs.get(path).map_or(0, |o| o.size),
+                    (None, Payload::Manifest(..) | Payload::Wrapper(..)) => {
+                        prev_outputs.get(path).map_or(0, |o| o.size)
+                    }
                     (None, other) => other.len() as u64,
                 };
                 (
@@ -976,11 +1007,13 @@ impl Session {
         outcome.report = report;
         let state_dir = &opts.state_dir;
         let anything = outcome.files_written + outcome.files_removed > 0 || *fresh && disk_fingerprint.is_none();
+        let new_state = Arc::new(new_state);
+        let mut update = store::Update::default();
         if anything || new_state.outputs != state.outputs {
-            store::write(&state_dir.join("state.json"), &new_state)?;
+            update.state = Some(new_state.clone());
         }
         if anything {
-            write::append_lines(&state_dir.join("audit.jsonl"), &audit)?;
+            update.audit = audit;
         }
         let fp = Fingerprint {
             format: store::FORMAT,
@@ -991,8 +1024,21 @@ impl Session {
             rejected: outcome.rejected.clone(),
         };
         if disk_fingerprint.as_ref() != Some(&fp) {
-            store::write(&state_dir.join("fingerprint.json"), &fp)?;
+            update.fingerprint = Some(fp.clone());
             *disk_fingerprint = Some(fp);
+        }
+        match background {
+            Some(b) => {
+                if let Some(message) = b.take_error() {
+                    return Err(EmitError::Io {
+                        path: state_dir.display().to_string(),
+                        message,
+                    }
+                    .into());
+                }
+                b.send(update);
+            }
+            None => store::apply(state_dir, &update)?,
         }
         timer.lap("write store");
         *state = new_state;
@@ -1096,6 +1142,8 @@ enum Payload<'a> {
     /// A manifest whose signature is reused: rendered (with this time) only if it must be
     /// written.
     Manifest(&'a super::SkillUnit, &'a super::Generated, &'a str),
+    /// A wrapper, rendered only if it must be written.
+    Wrapper(&'a super::SkillUnit, &'a super::Generated),
 }
 
 impl Payload<'_> {
@@ -1104,7 +1152,7 @@ impl Payload<'_> {
             Payload::Shared(b) => b.len(),
             Payload::Text(t) => t.len(),
             Payload::Owned(b) => b.len(),
-            Payload::Manifest(..) => 0,
+            Payload::Manifest(..) | Payload::Wrapper(..) => 0,
         }
     }
 }
@@ -1153,6 +1201,22 @@ fn write_planned(out_dir: &Path, path: &str, p: &Planned<'_>, skip: &[Level]) ->
                 });
             }
             std::borrow::Cow::Owned(m.into_bytes())
+        }
+        Payload::Wrapper(unit, g) => {
+            let w = match (unit.translation.plans.get(g.plan), unit.info.as_ref()) {
+                (Some(plan), Some(info)) => plan.name().map(|name| g.executor.render_wrapper(plan, name, info)),
+                _ => None,
+            };
+            // Rendering is deterministic: the same bytes as when generated and hashed.
+            match w {
+                Some(w) => std::borrow::Cow::Owned(w.into_bytes()),
+                None => {
+                    return Err(EmitError::Io {
+                        path: full.display().to_string(),
+                        message: "internal: the wrapper rendered differently from the one generated".into(),
+                    });
+                }
+            }
         }
     };
     write::write_file(&full, &bytes, mode)?;

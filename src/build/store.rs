@@ -9,7 +9,8 @@
 //! full build.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, mpsc};
 
 use serde::{Deserialize, Serialize};
 
@@ -146,4 +147,106 @@ pub fn stat(path: &Path) -> Option<(u64, i128)> {
         Err(e) => -i128::try_from(e.duration().as_nanos()).unwrap_or(i128::MAX),
     };
     Some((if m.is_dir() { 0 } else { m.len() }, ns))
+}
+
+/// One update of the store: written in this order (state, audit lines, fingerprint), so that
+/// a fingerprint on disk always describes a state on disk.
+#[derive(Debug, Default)]
+pub struct Update {
+    /// The new `state.json`, when it changed.
+    pub state: Option<Arc<State>>,
+    /// Lines to append to `audit.jsonl`.
+    pub audit: Vec<String>,
+    /// The new `fingerprint.json`, when it changed.
+    pub fingerprint: Option<Fingerprint>,
+}
+
+/// Applies an update to the store folder `dir`.
+///
+/// # Errors
+/// Any IO failure.
+pub fn apply(dir: &Path, u: &Update) -> Result<(), EmitError> {
+    if let Some(state) = &u.state {
+        write(&dir.join("state.json"), state.as_ref())?;
+    }
+    if !u.audit.is_empty() {
+        crate::emit::write::append_lines(&dir.join("audit.jsonl"), &u.audit)?;
+    }
+    if let Some(fp) = &u.fingerprint {
+        write(&dir.join("fingerprint.json"), fp)?;
+    }
+    Ok(())
+}
+
+/// Writes store updates on a background thread, merging those that queue up (`skillc watch`:
+/// the rebuilt catalog is reported without waiting for `state.json`). [`Background::finish`]
+/// (or dropping it) waits for the last update.
+pub struct Background {
+    tx: Option<mpsc::Sender<Update>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    error: Arc<Mutex<Option<String>>>,
+}
+
+impl Background {
+    /// Starts the writer for the store folder `dir`.
+    pub fn start(dir: PathBuf) -> Background {
+        let (tx, rx) = mpsc::channel::<Update>();
+        let error = Arc::new(Mutex::new(None));
+        let err = error.clone();
+        let thread = std::thread::spawn(move || {
+            while let Ok(mut u) = rx.recv() {
+                while let Ok(more) = rx.try_recv() {
+                    u.state = more.state.or(u.state);
+                    u.audit.extend(more.audit);
+                    u.fingerprint = more.fingerprint.or(u.fingerprint);
+                }
+                if let Err(e) = apply(&dir, &u)
+                    && let Ok(mut slot) = err.lock()
+                {
+                    *slot = Some(e.to_string());
+                }
+            }
+        });
+        Background {
+            tx: Some(tx),
+            thread: Some(thread),
+            error,
+        }
+    }
+
+    /// Queues an update.
+    pub fn send(&self, u: Update) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(u);
+        }
+    }
+
+    /// The last write error, if any (taken).
+    pub fn take_error(&self) -> Option<String> {
+        self.error.lock().ok().and_then(|mut e| e.take())
+    }
+
+    /// Waits until every queued update is written.
+    ///
+    /// # Errors
+    /// The last write failure.
+    pub fn finish(&mut self) -> Result<(), EmitError> {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        match self.take_error() {
+            Some(message) => Err(EmitError::Io {
+                path: "the .skillc store".into(),
+                message,
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.finish();
+    }
 }

@@ -89,6 +89,7 @@ fn start(
     let outcome = session
         .build(jiff::Timestamp::now().as_second(), &mut |_| {})
         .map_err(|e| report_error(e, &vocab_text, out))?;
+    session.write_store_in_background();
     Ok((
         Running {
             prepared,
@@ -171,6 +172,7 @@ pub(crate) fn run(args: &WatchArgs, out: &mut Printer) -> anyhow::Result<Status>
             Message::Changed(c) => rebuild(args, &reporter, out, &mut running, c)?,
         }
     }
+    running.session.flush_store()?;
     stopped(args, &reporter, out)
 }
 

@@ -228,19 +228,49 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<(), 
     Ok(())
 }
 
-/// Writes `bytes` to `path` atomically with `mode`, the folder already existing: a temporary
-/// file created next to it (exclusive, with its mode), then renamed over `path`. Cheaper than
-/// [`write_atomic`] for the many files of a build (no folder creation, no random name).
+/// Writes `bytes` to `path` with `mode`, the folder already existing, never leaving a
+/// half-written file where a complete one was: a file that does not exist yet is created
+/// exclusively in place (no reader can rely on it before the catalog that lists it is renamed
+/// in, and a file left incomplete by a crash is not in the store, so the next build rewrites
+/// it); an existing file is replaced by a temporary file renamed over it. Cheaper than
+/// [`write_atomic`] for the many files of a build (no folder creation, no random name, one
+/// rename only where a file is replaced).
 ///
 /// # Errors
 /// Any IO failure, with the path.
 pub fn write_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), EmitError> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let err = |e: io::Error| EmitError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    };
+    match create_exclusive(path, bytes, mode) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => {
+            let _ = std::fs::remove_file(path);
+            return Err(err(e));
+        }
+    }
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let tmp = dir.join(format!(".skillc-{}-{n}-{name}", std::process::id()));
+    create_exclusive(&tmp, bytes, mode)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            err(e)
+        })
+}
+
+/// Creates `path` (which must not exist) with `bytes` and exactly `mode`.
+fn create_exclusive(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    use std::sync::OnceLock;
+    // Whether the process umask narrows the two modes skillc gives (checked on the first file
+    // of each; other modes are always checked).
+    static UMASK_NARROWS: [OnceLock<bool>; 2] = [OnceLock::new(), OnceLock::new()];
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -248,29 +278,30 @@ pub fn write_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), EmitError>
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(mode);
     }
+    let mut f = options.open(path)?;
+    f.write_all(bytes)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let slot = match mode {
+            0o644 => UMASK_NARROWS.first(),
+            0o755 => UMASK_NARROWS.get(1),
+            _ => None,
+        };
+        let narrows = match slot.and_then(|s| s.get()) {
+            Some(n) => *n,
+            None => {
+                let n = f.metadata()?.permissions().mode() & 0o777 != mode;
+                slot.map_or(n, |s| *s.get_or_init(|| n))
+            }
+        };
+        if narrows {
+            f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
+    }
     #[cfg(not(unix))]
     let _ = mode;
-    let result = (|| {
-        let mut f = options.open(&tmp)?;
-        f.write_all(bytes)?;
-        // The umask may have narrowed the mode given at creation.
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            if f.metadata()?.permissions().mode() & 0o777 != mode {
-                f.set_permissions(std::fs::Permissions::from_mode(mode))?;
-            }
-        }
-        drop(f);
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        EmitError::Io {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        }
-    })
+    Ok(())
 }
 
 /// Creates folders under `root` (each with its parents), in parallel, skipping those that exist.
