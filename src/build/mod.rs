@@ -308,15 +308,20 @@ pub fn skill_output(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillS
             skipped: inputs.skip(db).clone(),
             imported_at: String::new(),
         };
-        let executor = generate::executor(plan, name, info, vocab, &stamp);
+        let mut executor = generate::executor(plan, name, info, vocab, &stamp);
+        let fingerprint = sha256(executor.manifest.as_bytes());
+        let hashes = (
+            sha256(executor.wrapper.as_bytes()),
+            sha256(executor.lang_state.as_bytes()),
+        );
+        // Most of a catalog's bytes: rendered again when written or stamped.
+        executor.wrapper = String::new();
+        executor.manifest = String::new();
         executors.push(Generated {
             plan: j,
             levels: levels.clone(),
-            fingerprint: sha256(executor.manifest.as_bytes()),
-            hashes: (
-                sha256(executor.wrapper.as_bytes()),
-                sha256(executor.lang_state.as_bytes()),
-            ),
+            fingerprint,
+            hashes,
             executor,
         });
     }
