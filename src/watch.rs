@@ -106,6 +106,11 @@ impl Watcher {
                 Ok(events) => {
                     let mut c = Changes::default();
                     for e in &events {
+                        // Opening and reading files (the build itself reads every input)
+                        // changes nothing.
+                        if e.event.kind.is_access() {
+                            continue;
+                        }
                         c.since = Some(c.since.map_or(e.time, |t: Instant| t.min(e.time)));
                         if e.event.need_rescan() {
                             c.rescan = true;

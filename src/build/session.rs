@@ -163,6 +163,9 @@ pub struct Session {
     key_digest: String,
     /// Compute even when the fingerprint says "up to date".
     force: bool,
+    /// Canonical folder → display path of every skill; built on the first
+    /// [`Session::refresh_paths`] (watch), then kept up to date.
+    canon: Option<HashMap<PathBuf, String>>,
 }
 
 fn rfc3339(secs: i64) -> String {
@@ -290,6 +293,7 @@ impl Session {
             reported: HashMap::new(),
             key_digest,
             force: false,
+            canon: None,
         };
         s.refresh_all()?;
         Ok(s)
@@ -378,6 +382,17 @@ impl Session {
             .iter()
             .map(|r| (r.clone(), canonical_or_self(&root.join(r))))
             .collect();
+        if self.canon.is_none() {
+            let dirs: Vec<(&String, &PathBuf)> = self.skills.iter().map(|(d, k)| (d, &k.dir)).collect();
+            let index = dirs
+                .par_iter()
+                .map(|(d, dir)| (canonical_or_self(dir), (*d).clone()))
+                .collect();
+            self.canon = Some(index);
+        }
+        let timer = Timer::new();
+        let canon = self.canon.as_ref().map_or_else(HashMap::new, Clone::clone);
+        timer.lap("folder index");
         // Folders to rescan, as (path relative to the project as given, absolute path).
         let mut rescan: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
         for p in paths {
@@ -387,7 +402,8 @@ impl Session {
             // The nearest known skill folder holding the path, else its nearest existing folder.
             let known = p
                 .ancestors()
-                .find(|a| a.starts_with(abs_root) && self.skills.values().any(|k| canonical_or_self(&k.dir) == *a));
+                .take_while(|a| a.starts_with(abs_root))
+                .find(|a| canon.contains_key(*a));
             let dir = match known {
                 Some(d) => d.to_path_buf(),
                 None => p
@@ -410,8 +426,8 @@ impl Session {
                 continue;
             }
             // Every known skill at or under the folder is replaced by what is found there now.
-            for (display, k) in &self.skills {
-                if canonical_or_self(&k.dir).starts_with(abs) {
+            for (dir, display) in &canon {
+                if dir.starts_with(abs) {
                     scope.insert(display.clone());
                 }
             }
@@ -420,7 +436,10 @@ impl Session {
                 found.extend(d.skills);
             }
         }
-        Ok(self.apply(found, &scope))
+        timer.lap(&format!("rescan of {} folders", dirs.len()));
+        let changed = self.apply(found, &scope);
+        timer.lap("read and set inputs");
+        Ok(changed)
     }
 
     /// Sets the inputs from skills found on disk: `scope` is the set of known skills the
@@ -460,6 +479,17 @@ impl Session {
         for d in scope {
             if !seen.contains(d) && self.skills.remove(d).is_some() {
                 changed.push(d.clone());
+            }
+        }
+        // Keep the folder index of `refresh_paths` current (rebuilt when much changed).
+        if changed.len() > 64 {
+            self.canon = None;
+        } else if let Some(index) = &mut self.canon {
+            index.retain(|_, d| !changed.contains(d));
+            for d in &changed {
+                if let Some(k) = self.skills.get(d) {
+                    index.insert(canonical_or_self(&k.dir), d.clone());
+                }
             }
         }
         let list: Vec<SkillSource> = self.skills.values().map(|k| k.source).collect();
@@ -525,7 +555,9 @@ impl Session {
     /// [`BuildError::Vocabulary`] when the vocabulary has errors; [`BuildError::Emit`] when
     /// writing fails.
     pub fn build(&mut self, now: i64, sink: Sink<'_>) -> Result<Outcome, BuildError> {
+        let timer = Timer::new();
         let fingerprint = self.fingerprint();
+        timer.lap("fingerprint");
         if let Some(o) = self.up_to_date(&fingerprint) {
             Timer::new().lap("up to date");
             return Ok(o);
@@ -537,7 +569,7 @@ impl Session {
                 lv.diagnostics.clone(),
             ));
         }
-        let timer = Timer::new();
+        timer.lap("vocabulary");
         let inputs = self.inputs;
         let skills: Vec<SkillSource> = self.inputs.skills(&self.db).clone();
         if self.state.is_none() {
@@ -648,7 +680,7 @@ impl Session {
         timer.lap("stamp and sign");
 
         // The tree: every file with its digest; bytes are produced only for files to write.
-        let mut plan: BTreeMap<String, Planned<'_>> = BTreeMap::new();
+        let mut plan: HashMap<String, Planned<'_>> = HashMap::with_capacity(self_capacity_hint(&skills));
         let public = key.public().to_file();
         plan.insert(emit::PUBLIC_KEY.into(), Planned::owned(public.into_bytes(), false));
         plan.insert(
@@ -692,6 +724,7 @@ impl Session {
                 manifest_sha256: st.manifest_sha256.clone(),
             });
         }
+        timer.lap("plan executors");
         let mut catalog_skills = Vec::new();
         let mut totals = Totals::default();
         let mut rejected = Vec::new();
@@ -720,6 +753,7 @@ impl Session {
                 files: info.file_hashes.clone(),
             });
         }
+        timer.lap("plan skills");
         let vtext = self_vocab_text(db, inputs);
         let entries: Vec<&str> = rows.iter().map(|r| r.report).collect();
         let report = super::render_report(
@@ -731,6 +765,7 @@ impl Session {
             sde.is_some(),
         );
         let report_sha = sha256(report.as_bytes());
+        timer.lap("report");
         let mut files_vouched = BTreeMap::new();
         files_vouched.insert(emit::REPORT.to_owned(), report_sha.clone());
         for f in [emit::ROUTING, emit::PUBLIC_KEY] {
@@ -765,6 +800,7 @@ impl Session {
             }
         };
         let expired = (version + days <= jiff::Timestamp::now().as_second()).then(|| expires.clone());
+        timer.lap("catalog fingerprint");
         let catalog = body(version, &expires);
         let catalog_sha = sha256(catalog.as_bytes());
         let catalog_signed = state.outputs.get(emit::CATALOG).is_none_or(|o| o.sha256 != catalog_sha) || !same_key;
@@ -971,45 +1007,49 @@ impl Session {
             json!({"catalog_version": version, "changed": changed, "written": outcome.files_written, "removed": outcome.files_removed, "summary": totals.json()}),
         ));
 
-        // The new state: what was written (all of `plan`).
-        let outputs: BTreeMap<String, OutputState> = plan
+        // The new state: the previous one, updated with what was written and removed.
+        let written_sizes: Vec<(String, OutputState)> = to_write
             .iter()
             .map(|(path, p)| {
-                let size = match (sizes.get(path.as_str()), &p.payload) {
-                    (Some(n), _) => *n,
-                    (None, Payload::Manifest(..) | Payload::Wrapper(..)) => {
-                        prev_outputs.get(path).map_or(0, |o| o.size)
-                    }
-                    (None, other) => other.len() as u64,
-                };
                 (
-                    path.clone(),
+                    (*path).clone(),
                     OutputState {
                         sha256: p.sha256.clone(),
-                        size,
+                        size: sizes
+                            .get(path.as_str())
+                            .copied()
+                            .unwrap_or_else(|| p.payload.len() as u64),
                         executable: p.executable,
                     },
                 )
             })
             .collect();
-        let new_state = State {
-            format: store::FORMAT,
-            skillc: env!("CARGO_PKG_VERSION").into(),
-            key_id: key_digest.clone(),
-            executors: new_execs,
-            catalog: Some(CatalogState {
-                fingerprint: catalog_fp,
-                version,
-                expires,
-            }),
-            outputs,
-        };
+        let previous: Arc<State> = std::mem::take(state);
+        let mut new_state = Arc::try_unwrap(previous).unwrap_or_else(|shared| (*shared).clone());
+        let before = new_state.outputs.len();
+        new_state.outputs.retain(|path, _| plan.contains_key(path));
+        let mut outputs_changed = new_state.outputs.len() != before || !written_sizes.is_empty();
+        new_state.outputs.extend(written_sizes);
+        let catalog_state = Some(CatalogState {
+            fingerprint: catalog_fp,
+            version,
+            expires,
+        });
+        outputs_changed |= new_state.executors != new_execs
+            || new_state.catalog != catalog_state
+            || new_state.key_id != *key_digest
+            || new_state.format != store::FORMAT;
+        new_state.format = store::FORMAT;
+        new_state.skillc = env!("CARGO_PKG_VERSION").into();
+        new_state.key_id = key_digest.clone();
+        new_state.executors = new_execs;
+        new_state.catalog = catalog_state;
         outcome.report = report;
         let state_dir = &opts.state_dir;
         let anything = outcome.files_written + outcome.files_removed > 0 || *fresh && disk_fingerprint.is_none();
         let new_state = Arc::new(new_state);
         let mut update = store::Update::default();
-        if anything || new_state.outputs != state.outputs {
+        if anything || outputs_changed {
             update.state = Some(new_state.clone());
         }
         if anything {
@@ -1078,6 +1118,11 @@ impl Timer {
             self.last.set(now);
         }
     }
+}
+
+/// A guess of the number of files in `out/` (four per executor, a few per skill).
+fn self_capacity_hint(skills: &[SkillSource]) -> usize {
+    skills.len() * 16 + 8
 }
 
 fn self_vocab_text(db: &Db, inputs: BuildInputs) -> String {
