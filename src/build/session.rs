@@ -867,7 +867,11 @@ impl Session {
             }
         }
         let last = [emit::CATALOG_SIG, emit::CATALOG];
-        let (catalog_files, rest): (Vec<_>, Vec<_>) = to_write.iter().partition(|(p, _)| last.contains(&p.as_str()));
+        type Item<'x, 'y> = &'x (&'y String, &'y Planned<'y>);
+        let (catalog_files, mut rest): (Vec<Item<'_, '_>>, Vec<Item<'_, '_>>) =
+            to_write.iter().partition(|(p, _)| last.contains(&p.as_str()));
+        // In path order, so that each worker fills whole folders (locality in the file system).
+        rest.par_sort_unstable_by(|a, b| a.0.cmp(b.0));
         // Folders first, once each; then the files, in parallel; the catalog last.
         let dirs: BTreeSet<PathBuf> = to_write
             .iter()
