@@ -76,7 +76,7 @@ pub enum BuildError {
 pub enum Event<'a> {
     /// A stage started over `total` items.
     Stage {
-        /// `load`, `analyze`, `generate`, `sign` or `write`.
+        /// `analyze` (skills), `sign` (executors) or `write` (files of `out/`).
         stage: &'static str,
         /// Items to process.
         total: usize,
@@ -859,7 +859,7 @@ impl Session {
                 if plan.contains_key(p) || prev_outputs.contains_key(p) {
                     continue;
                 }
-                if prev_outputs.is_empty() && in_contract(p) {
+                if prev_outputs.is_empty() && write::in_contract(p) {
                     removed.push(p.clone());
                 } else {
                     foreign.push(p.clone());
@@ -1140,19 +1140,6 @@ fn canonical_or_self(p: &Path) -> PathBuf {
 /// The executor name of a path `executors/<skill>/<name>/…`.
 fn exec_of(path: &str) -> Option<&str> {
     path.strip_prefix("executors/")?.split('/').nth(1)
-}
-
-fn in_contract(path: &str) -> bool {
-    [
-        emit::CATALOG,
-        emit::CATALOG_SIG,
-        emit::PUBLIC_KEY,
-        emit::REPORT,
-        emit::ROUTING,
-    ]
-    .contains(&path)
-        || path.starts_with("executors/")
-        || path.starts_with("skills/")
 }
 
 fn on_disk_matches(path: &Path, prev: &OutputState) -> bool {
