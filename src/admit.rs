@@ -112,6 +112,71 @@ pub trait Runner: Sync {
     fn verify(&self, command: &str, input: &str) -> Result<String, String>;
 }
 
+/// Answers of [`Runner`] recorded ahead of time, keyed by the SHA-256 of what was asked (a
+/// wrapper's source for `describe`, the verifier's input for `verify`).
+///
+/// The build's `admission` query is pure: the build session runs the processes first (with
+/// [`exec::System`]), records their answers here as a database input, and admission reads
+/// them through this runner. A question that was not recorded is answered with an error, so
+/// a missing record rejects rather than passes (fail closed).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Recorded {
+    /// Whether Python was available (L5 is `not-run` otherwise).
+    pub python: bool,
+    /// Wrapper source SHA-256 → `--describe` output or why it failed.
+    pub described: std::collections::HashMap<String, DescribeResult>,
+    /// Verifier input SHA-256 → its standard output or why it could not be run.
+    pub verified: std::collections::HashMap<String, Result<String, String>>,
+}
+
+impl Runner for Recorded {
+    fn describe(&self, wrappers: &[(String, String)]) -> Option<Vec<DescribeResult>> {
+        if !self.python {
+            return None;
+        }
+        Some(
+            wrappers
+                .iter()
+                .map(|(_, source)| {
+                    self.described
+                        .get(&crate::generate::sha256(source.as_bytes()))
+                        .cloned()
+                        .unwrap_or_else(|| Err("the wrapper was not checked (no recorded result)".into()))
+                })
+                .collect(),
+        )
+    }
+
+    fn verify(&self, _command: &str, input: &str) -> Result<String, String> {
+        self.verified
+            .get(&crate::generate::sha256(input.as_bytes()))
+            .cloned()
+            .unwrap_or_else(|| Err("the verifier was not run for this executor (no recorded answer)".into()))
+    }
+}
+
+/// The `[admission]` settings of `pipeline.toml` that admission reads (FORMATS.md).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// L3 threshold between executors of different providers (default 0.5).
+    pub affinity_threshold: f64,
+    /// L3 threshold between executors of the same provider (default 0.85).
+    pub affinity_threshold_same_provider: f64,
+    /// External L6 verifier command (`sh -c`); empty means the built-in verifier alone.
+    pub verifier: String,
+}
+
+impl Default for Settings {
+    /// The defaults of `pipeline.toml` (FORMATS.md): 0.5, 0.85, no external verifier.
+    fn default() -> Settings {
+        Settings {
+            affinity_threshold: 0.5,
+            affinity_threshold_same_provider: 0.85,
+            verifier: String::new(),
+        }
+    }
+}
+
 /// The verdict of one plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -855,6 +920,11 @@ pub fn verifier_input(skill: &SkillPlans<'_>, c: &Candidate<'_>) -> serde_json::
     })
 }
 
+/// The exact text the external verifier receives on standard input for `c` (keys sorted).
+pub fn verifier_request(skill: &SkillPlans<'_>, c: &Candidate<'_>) -> String {
+    serde_json::to_string(&crate::emit::sorted_json(verifier_input(skill, c))).unwrap_or_default()
+}
+
 /// The external L6 verifier: `accept`, or the rejection with its reason. Fail closed: a
 /// verifier that cannot be run, crashes, times out or answers anything but
 /// `{"verdict": "accept"}` / `{"verdict": "reject", "reason": "…"}` rejects.
@@ -864,7 +934,7 @@ pub fn check_l6_external(
     command: &str,
     runner: &dyn Runner,
 ) -> Result<(), String> {
-    let input = serde_json::to_string(&crate::emit::sorted_json(verifier_input(skill, c))).unwrap_or_default();
+    let input = verifier_request(skill, c);
     let answer = runner
         .verify(command, &input)
         .map_err(|why| format!("the verifier `{command}` failed: {why}"))?;

@@ -4,6 +4,7 @@
 //! parses arguments and maps the result of [`cli::run`] to an exit code.
 
 pub mod admit;
+pub mod build;
 pub mod cli;
 pub mod config;
 pub mod db;
@@ -22,3 +23,4 @@ pub mod skill;
 pub mod translate;
 pub mod verify;
 pub mod vocab;
+pub mod watch;

@@ -104,10 +104,9 @@ pub fn translate_skill(
     vocabulary: TextInput,
 ) -> Translation {
     let ex = extract::extract_skill(db, skill, settings);
-    let analysis = skill::analyze_skill(db, skill, settings);
+    let name = skill::skill_name(db, skill, settings);
     let vocab = &vocab::vocabulary(db, vocabulary).vocabulary;
-    let name = analysis.model.name.as_ref().map(|n| n.value.as_str());
-    translate(&ex.subcommands, name, vocab)
+    translate(&ex.subcommands, name.as_deref(), vocab)
 }
 
 /// `google-workspace` → `google_workspace`; `None` unless the name is ASCII `[a-z0-9-]`.

@@ -683,3 +683,67 @@ fn keys_made_by_stock_minisign_sign_catalogs() {
         .expect("verify");
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
 }
+
+/// Every file and folder under `dir`: path → (inode, size, modification time).
+fn inodes(dir: &Path) -> BTreeMap<String, (u64, u64, std::time::SystemTime)> {
+    use std::os::unix::fs::MetadataExt;
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|e| {
+            let m = std::fs::symlink_metadata(e.path()).expect("meta");
+            (
+                e.path().to_string_lossy().into_owned(),
+                (m.ino(), m.len(), m.modified().expect("mtime")),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_fresh_process_noop_build_writes_no_file_and_says_up_to_date() {
+    for env in [&[SDE][..], &[][..]] {
+        let p = Project::new();
+        p.build(env);
+        let before = (inodes(&p.out()), inodes(&p.path().join(".skillc")));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let again = p.build(env);
+        assert!(again.stdout.starts_with("up to date: 5 skills in "), "{}", again.stdout);
+        assert!(
+            again.stdout.contains("0 executors changed, 0 files written or removed"),
+            "{}",
+            again.stdout
+        );
+        let after = (inodes(&p.out()), inodes(&p.path().join(".skillc")));
+        assert_eq!(before.0, after.0, "out/ changed (env {env:?})");
+        assert_eq!(before.1, after.1, ".skillc/ changed (env {env:?})");
+        assert_eq!(p.verify().code, Some(0));
+    }
+}
+
+#[test]
+fn a_deleted_or_altered_out_is_rebuilt_despite_the_fingerprint() {
+    let p = Project::new();
+    p.build(&[SDE]);
+    let reference = tree(&p.out());
+    // The catalog altered: its size or time differs, the build runs and restores it.
+    std::fs::write(p.out().join("catalog.toml"), "tampered").expect("write");
+    let r = p.build(&[SDE]);
+    assert!(r.stdout.starts_with("built 5 skills"), "{}", r.stdout);
+    assert_eq!(tree(&p.out()), reference);
+    // A file added to out/: the build runs and reports it.
+    std::fs::write(p.out().join("notes.txt"), "mine").expect("write");
+    let r = p.build(&[SDE]);
+    assert!(
+        r.stderr.contains("notes.txt is not part of the catalog"),
+        "{}",
+        r.stderr
+    );
+    std::fs::remove_file(p.out().join("notes.txt")).expect("rm");
+    // out/ deleted: everything is written again.
+    std::fs::remove_dir_all(p.out()).expect("rm");
+    let r = p.build(&[SDE]);
+    assert!(r.stdout.starts_with("built 5 skills"), "{}", r.stdout);
+    assert_eq!(tree(&p.out()), reference);
+    assert_eq!(p.verify().code, Some(0));
+}

@@ -109,6 +109,25 @@ impl System {
             cwd,
         }
     }
+
+    /// What identifies the interpreter L5 would run, for the build's input fingerprint: its
+    /// name and the file it resolves to on `PATH` (with its size and modification time), or
+    /// that it is missing. Installing, removing or upgrading Python changes it.
+    pub fn python_fingerprint(&self) -> String {
+        let path = std::path::Path::new(&self.python);
+        let candidates: Vec<PathBuf> = if path.components().count() > 1 {
+            vec![path.to_path_buf()]
+        } else {
+            std::env::var_os("PATH")
+                .map(|p| std::env::split_paths(&p).map(|d| d.join(path)).collect())
+                .unwrap_or_default()
+        };
+        let found = candidates.iter().find_map(|c| {
+            let m = std::fs::metadata(c).ok().filter(std::fs::Metadata::is_file)?;
+            Some(format!("{} {} {:?}", c.display(), m.len(), m.modified().ok()))
+        });
+        format!("{} -> {}", self.python, found.as_deref().unwrap_or("missing"))
+    }
 }
 
 /// Why running a process failed.

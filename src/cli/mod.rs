@@ -12,10 +12,12 @@ mod keys;
 mod migrate;
 mod output;
 mod plan;
+mod progress;
 mod project;
 mod props;
 mod scan;
 mod verify;
+mod watch;
 
 use std::io::{self, IsTerminal};
 use std::path::PathBuf;
@@ -105,6 +107,8 @@ pub enum Command {
     Plan(plan::PlanArgs),
     /// Build the signed catalog of executors into `out/` (the main job).
     Build(build::BuildArgs),
+    /// Build, then rebuild after every change of the skills, pipeline.toml or the vocabulary.
+    Watch(watch::WatchArgs),
     /// Verify a built catalog: signatures, hashes, completeness, expiry, rollback.
     Verify(verify::VerifyArgs),
     /// Import skills from folders, git repositories, URLs, agentskills.io or zip archives into
@@ -186,6 +190,7 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
         Command::Plan(p) => plan::run(&p, &mut out),
         Command::Scan(s) => scan::run(&s, &mut out),
         Command::Build(b) => build::run(&b, &mut out),
+        Command::Watch(w) => watch::run(&w, &mut out),
         Command::Verify(v) => verify::run(&v, &mut out),
         Command::Import(i) => import::run(&i, &mut out),
         Command::Keygen(k) => keys::keygen(&k, &mut out),

@@ -126,6 +126,9 @@ pub fn discover(base: &Path, paths: &[PathBuf], exclude: &[PathBuf]) -> Result<D
             continue;
         }
         let skills = walk(path, &display, &excluded, false)?;
+        // Folders found by the walk are real folders (links are not followed): their canonical
+        // path is the canonical root joined with the rest, without a system call per skill.
+        let canon_root = path.canonicalize().unwrap_or_else(|_| path.clone());
         if skills.is_empty() {
             found.problems.push(
                 Diagnostic::new(
@@ -138,7 +141,11 @@ pub fn discover(base: &Path, paths: &[PathBuf], exclude: &[PathBuf]) -> Result<D
             );
         }
         for skill in skills {
-            if seen.insert(skill.dir.canonicalize().unwrap_or_else(|_| skill.dir.clone())) {
+            let canon = match skill.dir.strip_prefix(path) {
+                Ok(rel) => canon_root.join(rel),
+                Err(_) => skill.dir.canonicalize().unwrap_or_else(|_| skill.dir.clone()),
+            };
+            if seen.insert(canon) {
                 found.skills.push(skill);
             }
         }
@@ -150,48 +157,88 @@ pub fn discover(base: &Path, paths: &[PathBuf], exclude: &[PathBuf]) -> Result<D
 /// Walks `root`. With `only_root`, `root` is the skill (its nested skills are still excluded
 /// from its files but not reported).
 fn walk(root: &Path, display: &str, excluded: &[PathBuf], only_root: bool) -> Result<Vec<FoundSkill>, LoadError> {
-    let mut files: Vec<PathBuf> = Vec::new();
     // Entries that could not be listed (a folder without permission, a path too long): they
     // become errors of the skill that holds them, and the rest of the run goes on.
     let mut unreadable: Vec<(PathBuf, String)> = Vec::new();
     let mut skill_dirs: BTreeMap<PathBuf, String> = BTreeMap::new();
-    let walker = walkdir::WalkDir::new(root)
+    // Entries below the root are never links followed, so their canonical path is the
+    // canonical root joined with the rest: no system call per folder.
+    let canon_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let keep = |e: &walkdir::DirEntry| {
+        if !e.file_type().is_dir() {
+            return true;
+        }
+        let name = e.file_name().to_string_lossy();
+        if SKIPPED_DIRS.contains(&name.as_ref()) {
+            return false;
+        }
+        let canon = e
+            .path()
+            .strip_prefix(root)
+            .map(|rel| canon_root.join(rel))
+            .unwrap_or_else(|_| e.path().to_path_buf());
+        !excluded.contains(&canon)
+    };
+    let message = |e: &walkdir::Error| e.io_error().map(|io| io.to_string()).unwrap_or_else(|| e.to_string());
+    // The root's own entries, then each sub-folder walked in parallel (sorted by name, as one
+    // walk would list them).
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut subdirs: Vec<PathBuf> = Vec::new();
+    for entry in walkdir::WalkDir::new(root)
         .follow_links(false)
         .sort_by_file_name()
+        .max_depth(1)
         .into_iter()
-        .filter_entry(|e| {
-            if e.depth() == 0 || !e.file_type().is_dir() {
-                return true;
-            }
-            let name = e.file_name().to_string_lossy();
-            if SKIPPED_DIRS.contains(&name.as_ref()) {
-                return false;
-            }
-            !(excluded.iter().any(|x| e.path().canonicalize().is_ok_and(|c| &c == x)))
-        });
-    for entry in walker {
-        let entry = match entry {
-            Ok(e) => e,
-            Err(e) => {
-                let message = e.io_error().map(|io| io.to_string()).unwrap_or_else(|| e.to_string());
-                match e.path() {
-                    Some(p) if e.depth() > 0 => unreadable.push((p.to_path_buf(), message)),
-                    _ => {
-                        return Err(LoadError::Io {
-                            path: display.to_owned(),
-                            message,
-                        });
+        .filter_entry(|e| e.depth() == 0 || keep(e))
+    {
+        match entry {
+            Ok(e) if e.depth() == 0 => {}
+            Ok(e) if e.file_type().is_dir() => subdirs.push(e.into_path()),
+            Ok(e) => files.push(e.into_path()),
+            Err(e) => match e.path() {
+                Some(p) if e.depth() > 0 => unreadable.push((p.to_path_buf(), message(&e))),
+                _ => {
+                    return Err(LoadError::Io {
+                        path: display.to_owned(),
+                        message: message(&e),
+                    });
+                }
+            },
+        }
+    }
+    type Walked = (Vec<PathBuf>, Vec<(PathBuf, String)>);
+    let walked: Vec<Walked> = subdirs
+        .par_iter()
+        .map(|dir| {
+            let mut files = Vec::new();
+            let mut unreadable = Vec::new();
+            for entry in walkdir::WalkDir::new(dir)
+                .follow_links(false)
+                .sort_by_file_name()
+                .into_iter()
+                .filter_entry(|e| e.depth() == 0 || keep(e))
+            {
+                match entry {
+                    Ok(e) if e.file_type().is_dir() => {}
+                    Ok(e) => files.push(e.into_path()),
+                    Err(e) => {
+                        if let Some(p) = e.path() {
+                            unreadable.push((p.to_path_buf(), message(&e)));
+                        }
                     }
                 }
-                continue;
             }
-        };
-        if entry.file_type().is_dir() {
-            continue;
-        }
-        let name = entry.file_name().to_string_lossy();
+            (files, unreadable)
+        })
+        .collect();
+    for (f, u) in walked {
+        files.extend(f);
+        unreadable.extend(u);
+    }
+    for file in &files {
+        let name = file.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
         if is_skill_file_name(&name)
-            && let Some(parent) = entry.path().parent()
+            && let Some(parent) = file.parent()
         {
             // SKILL.md wins over skill.md (the reference's `find_skill_md`).
             let slot = skill_dirs
@@ -201,7 +248,6 @@ fn walk(root: &Path, display: &str, excluded: &[PathBuf], only_root: bool) -> Re
                 *slot = name.to_string();
             }
         }
-        files.push(entry.into_path());
     }
     if only_root {
         skill_dirs.retain(|d, _| d == root);
@@ -275,10 +321,11 @@ pub struct ReadSkill {
 
 /// Reads one file of a skill, enforcing the size limit and the symlink rule.
 pub fn read_file(path: &Path, skill_dir: &Path, limit: u64, read_contents: bool) -> Contents {
-    let link = match std::fs::symlink_metadata(path) {
-        Ok(m) => m.file_type().is_symlink(),
+    let lmeta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
         Err(e) => return Contents::Unreadable { error: e.to_string() },
     };
+    let link = lmeta.file_type().is_symlink();
     if link {
         let target = std::fs::read_link(path)
             .map(|t| t.to_string_lossy().into_owned())
@@ -301,7 +348,8 @@ pub fn read_file(path: &Path, skill_dir: &Path, limit: u64, read_contents: bool)
             error: "its name is not valid UTF-8".into(),
         };
     }
-    let size = match std::fs::metadata(path) {
+    let meta = if link { std::fs::metadata(path) } else { Ok(lmeta) };
+    let size = match meta {
         Ok(m) if m.is_dir() => return Contents::Unread { size: 0 },
         // FIFOs, sockets and devices could block or never end: never read them.
         Ok(m) if !m.is_file() => {

@@ -120,6 +120,37 @@ pub struct TextInput {
     pub text: String,
 }
 
+/// The whole build: the catalog's skills and the settings every build query reads. One per
+/// database; `db::load` and `watch` replace its fields when the disk changes.
+#[salsa::input(debug)]
+pub struct BuildInputs {
+    /// Every skill of the catalog, sorted by display path.
+    #[returns(ref)]
+    pub skills: Vec<SkillSource>,
+    /// Validation mode and limits.
+    #[returns(copy)]
+    pub settings: Settings,
+    /// The vocabulary text.
+    #[returns(copy)]
+    pub vocabulary: TextInput,
+    /// Admission levels skipped on request (`--skip`, `[admission] skip`), sorted.
+    #[returns(ref)]
+    pub skip: Vec<crate::config::Level>,
+    /// The `[admission]` thresholds and verifier.
+    #[returns(ref)]
+    pub admission: crate::admit::Settings,
+    /// Security findings at or above this severity reject a skill (`[scan] fail_on`).
+    #[returns(copy)]
+    pub fail_on: crate::config::FindingSeverity,
+    /// Skill name → original source, from `skillc.lock` (recorded as `imported_from`).
+    #[returns(ref)]
+    pub imported_from: std::collections::BTreeMap<String, String>,
+    /// The answers of L5's `python3` and the L6 verifier, run by the build session before
+    /// admission (`admit::Recorded`).
+    #[returns(ref)]
+    pub recorded: crate::admit::Recorded,
+}
+
 /// Records which queries executed, for tests of incrementality.
 #[derive(Debug, Default)]
 pub struct ExecutionLog {

@@ -93,7 +93,19 @@ pub struct CatalogHeader {
     pub skipped: Vec<String>,
 }
 
-fn q(s: &str) -> String {
+/// A TOML string as the `toml` crate writes it. Plain strings (printable ASCII without
+/// quotes or backslashes, the catalog's names, paths and hashes) take a fast path that gives
+/// the same bytes; the rest go through `toml`.
+pub fn q(s: &str) -> String {
+    if s.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\' && b != b'\'')
+    {
+        let mut out = String::with_capacity(s.len() + 2);
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+        return out;
+    }
     toml::Value::String(s.to_owned()).to_string()
 }
 
@@ -189,5 +201,27 @@ pub fn sorted_json(v: serde_json::Value) -> serde_json::Value {
         }
         serde_json::Value::Array(a) => serde_json::Value::Array(a.into_iter().map(sorted_json).collect()),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_fast_toml_string_is_the_one_toml_writes() {
+        for s in [
+            "",
+            "read_files_alpha",
+            "executors/a-b/c_d/manifest.toml",
+            "sha256:0123abcdef",
+            "with space and ~!@#$%^&*()[]{}<>?/|=+-_.,;:",
+            "it's",
+            "say \"hi\"",
+            "back\\slash",
+            "tab\there",
+            "line\nbreak",
+            "résumé",
+        ] {
+            assert_eq!(super::q(s), toml::Value::String(s.to_owned()).to_string(), "{s:?}");
+        }
     }
 }

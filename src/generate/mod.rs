@@ -89,6 +89,12 @@ pub struct Executor {
 }
 
 impl Executor {
+    /// Renders the wrapper again: a build keeps only its hash in memory between generation
+    /// and writing (wrappers are most of a catalog's bytes).
+    pub fn render_wrapper(&self, plan: &Plan, name: &ExecutorName, skill: &SkillInfo) -> String {
+        wrapper(&self.name, &self.description, &contract(plan, name, skill))
+    }
+
     /// Renders the manifest again with another stamp (the wrapper and language state do not
     /// depend on it, so they are neither rebuilt nor rehashed).
     pub fn restamp(&mut self, plan: &Plan, name: &ExecutorName, skill: &SkillInfo, stamp: &Stamp) {

@@ -36,6 +36,18 @@ pub fn analyze_skill(db: &dyn salsa::Database, skill: SkillSource, settings: Set
     validate::analyze(&display, bytes, &ctx)
 }
 
+/// The skill's `name` as read (trimmed, NFKC), when present: what translation needs of
+/// SKILL.md's frontmatter. A query of its own so that an edit elsewhere in SKILL.md does not
+/// re-run translation (backdating).
+#[salsa::tracked(returns(ref))]
+pub fn skill_name(db: &dyn salsa::Database, skill: SkillSource, settings: Settings) -> Option<String> {
+    analyze_skill(db, skill, settings)
+        .model
+        .name
+        .as_ref()
+        .map(|n| n.value.clone())
+}
+
 /// The verdict of `skillc check` for one skill.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SkillCheck {

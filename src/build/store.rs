@@ -1,0 +1,252 @@
+//! The build's memory between processes, under `.skillc/` (IO layer): `state.json` (what the
+//! last build stamped, signed and wrote) and `fingerprint.json` (a digest of every input, to
+//! answer "up to date" without computing anything).
+//!
+//! Neither file is an input of the outputs' *contents*: they only let a build keep times
+//! (`imported_at`, catalog version) that the previous build chose, reuse signatures of
+//! unchanged manifests (Ed25519 is deterministic, so a reused signature is the one signing
+//! would produce) and skip writes of unchanged files. A missing or unreadable store means a
+//! full build.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, mpsc};
+
+use serde::{Deserialize, Serialize};
+
+use super::Totals;
+use crate::emit::write::{EmitError, write_atomic};
+
+/// Version of the store's format; a store of another format (or another skillc) is ignored.
+pub const FORMAT: u32 = 2;
+
+/// `state.json`: what the last build produced.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub struct State {
+    /// [`FORMAT`].
+    pub format: u32,
+    /// The skillc version that wrote it.
+    pub skillc: String,
+    /// Key id (hex) of the key that made the signatures below.
+    pub key_id: String,
+    /// Per executor (by name): how its manifest was stamped and signed.
+    pub executors: BTreeMap<String, ExecutorState>,
+    /// The catalog's version, expiry and the digest of what it says.
+    pub catalog: Option<CatalogState>,
+    /// Every file of `out/` the last build wrote, with its digest: only these are ever
+    /// removed, and a file whose digest is unchanged and whose size on disk matches is not
+    /// rewritten.
+    pub outputs: BTreeMap<String, OutputState>,
+}
+
+/// One executor of the last build.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecutorState {
+    /// SHA-256 of the manifest rendered with an empty `imported_at`.
+    pub fingerprint: String,
+    /// The `imported_at` it was stamped with.
+    pub imported_at: String,
+    /// SHA-256 of the stamped manifest.
+    pub manifest_sha256: String,
+    /// Its signature file (`manifest.toml.sig`).
+    pub sig: String,
+}
+
+/// The catalog of the last build.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatalogState {
+    /// SHA-256 of the catalog rendered without version and expiry, plus its lifetime.
+    pub fingerprint: String,
+    /// `catalog_version`.
+    pub version: i64,
+    /// `expires`.
+    pub expires: String,
+}
+
+/// One file of `out/` as last written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputState {
+    /// Hex SHA-256 of its bytes.
+    pub sha256: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Written with the executable bit.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub executable: bool,
+}
+
+/// `fingerprint.json`: the digest of every input of the last completed build and what it
+/// reported, so that an unchanged project is answered without computing anything.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    /// [`FORMAT`].
+    pub format: u32,
+    /// Digest of the tool version, the settings, the vocabulary, the key and every skill's
+    /// files (see `session::Session::fingerprint`).
+    pub inputs: String,
+    /// Size and modification time (ns) of `out/`, `out/executors/`, `out/skills/`,
+    /// `catalog.toml` and `catalog.toml.sig` after the build ([`out_stat`]): a stat-level
+    /// check that `out/` is still the one built (a file added, removed or replaced at those
+    /// levels changes a folder's time).
+    pub out: Vec<Option<(u64, i128)>>,
+    /// The counts the build reported.
+    pub totals: Totals,
+    /// Executors in the catalog.
+    pub executors: usize,
+    /// The rejected skills: display path and reason.
+    pub rejected: Vec<(String, String)>,
+}
+
+/// Reads a JSON store file; `None` when it is missing, unreadable or of another format.
+pub fn read<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
+    let bytes = std::fs::read(path).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Reads `state.json`, keeping it only when this skillc wrote it.
+pub fn read_state(path: &Path) -> Option<State> {
+    read::<State>(path).filter(|s| s.format == FORMAT && s.skillc == env!("CARGO_PKG_VERSION"))
+}
+
+/// Writes a store file atomically.
+///
+/// # Errors
+/// Any IO failure.
+pub fn write<T: Serialize>(path: &Path, value: &T) -> Result<(), EmitError> {
+    let text = serde_json::to_vec(value).map_err(|e| EmitError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    write_atomic(path, &text, Some(0o644))
+}
+
+/// The stat-level picture of an output folder recorded in [`Fingerprint::out`].
+pub fn out_stat(out: &Path) -> Vec<Option<(u64, i128)>> {
+    [
+        out.to_path_buf(),
+        out.join("executors"),
+        out.join("skills"),
+        out.join(crate::emit::CATALOG),
+        out.join(crate::emit::CATALOG_SIG),
+    ]
+    .iter()
+    .map(|p| stat(p))
+    .collect()
+}
+
+/// Size (0 for folders) and modification time (ns since the epoch) of a file or folder,
+/// `None` when it is missing or a symbolic link.
+pub fn stat(path: &Path) -> Option<(u64, i128)> {
+    let m = std::fs::symlink_metadata(path).ok()?;
+    if m.is_symlink() {
+        return None;
+    }
+    let t = m.modified().ok()?;
+    let ns = match t.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => i128::try_from(d.as_nanos()).unwrap_or(i128::MAX),
+        Err(e) => -i128::try_from(e.duration().as_nanos()).unwrap_or(i128::MAX),
+    };
+    Some((if m.is_dir() { 0 } else { m.len() }, ns))
+}
+
+/// One update of the store: written in this order (state, audit lines, fingerprint), so that
+/// a fingerprint on disk always describes a state on disk.
+#[derive(Debug, Default)]
+pub struct Update {
+    /// The new `state.json`, when it changed.
+    pub state: Option<Arc<State>>,
+    /// Lines to append to `audit.jsonl`.
+    pub audit: Vec<String>,
+    /// The new `fingerprint.json`, when it changed.
+    pub fingerprint: Option<Fingerprint>,
+}
+
+/// Applies an update to the store folder `dir`.
+///
+/// # Errors
+/// Any IO failure.
+pub fn apply(dir: &Path, u: &Update) -> Result<(), EmitError> {
+    if let Some(state) = &u.state {
+        write(&dir.join("state.json"), state.as_ref())?;
+    }
+    if !u.audit.is_empty() {
+        crate::emit::write::append_lines(&dir.join("audit.jsonl"), &u.audit)?;
+    }
+    if let Some(fp) = &u.fingerprint {
+        write(&dir.join("fingerprint.json"), fp)?;
+    }
+    Ok(())
+}
+
+/// Writes store updates on a background thread, merging those that queue up (`skillc watch`:
+/// the rebuilt catalog is reported without waiting for `state.json`). [`Background::finish`]
+/// (or dropping it) waits for the last update.
+pub struct Background {
+    tx: Option<mpsc::Sender<Update>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    error: Arc<Mutex<Option<String>>>,
+}
+
+impl Background {
+    /// Starts the writer for the store folder `dir`.
+    pub fn start(dir: PathBuf) -> Background {
+        let (tx, rx) = mpsc::channel::<Update>();
+        let error = Arc::new(Mutex::new(None));
+        let err = error.clone();
+        let thread = std::thread::spawn(move || {
+            while let Ok(mut u) = rx.recv() {
+                while let Ok(more) = rx.try_recv() {
+                    u.state = more.state.or(u.state);
+                    u.audit.extend(more.audit);
+                    u.fingerprint = more.fingerprint.or(u.fingerprint);
+                }
+                if let Err(e) = apply(&dir, &u)
+                    && let Ok(mut slot) = err.lock()
+                {
+                    *slot = Some(e.to_string());
+                }
+            }
+        });
+        Background {
+            tx: Some(tx),
+            thread: Some(thread),
+            error,
+        }
+    }
+
+    /// Queues an update.
+    pub fn send(&self, u: Update) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(u);
+        }
+    }
+
+    /// The last write error, if any (taken).
+    pub fn take_error(&self) -> Option<String> {
+        self.error.lock().ok().and_then(|mut e| e.take())
+    }
+
+    /// Waits until every queued update is written.
+    ///
+    /// # Errors
+    /// The last write failure.
+    pub fn finish(&mut self) -> Result<(), EmitError> {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        match self.take_error() {
+            Some(message) => Err(EmitError::Io {
+                path: "the .skillc store".into(),
+                message,
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.finish();
+    }
+}

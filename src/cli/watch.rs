@@ -1,0 +1,324 @@
+//! `skillc watch`: builds, then rebuilds after every change of the skills, `pipeline.toml` or
+//! the vocabulary, with one salsa database kept alive (only changed inputs are set, only what
+//! they feed is recomputed). One line (or, with `--message-format json`, one JSON object) per
+//! rebuild. Problems in the input are reported and watching goes on; Ctrl-C or SIGTERM stops
+//! after the build in progress, so `out/` is never left half-written.
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::build::{BuildArgs, Prepared, prepare, report_error};
+use super::progress::{MessageFormat, Reporter, finished_json};
+use super::{Printer, ReportFormat, Status};
+use crate::build::session::{Outcome, Session};
+use crate::watch::{Changes, Message, Targets, Watcher, next};
+
+/// Arguments of `skillc watch`.
+#[derive(Debug, clap::Args)]
+pub struct WatchArgs {
+    /// Folders searched for skills (repeatable; default: `[pipeline] skills`).
+    #[arg(long = "skills", value_name = "DIR")]
+    pub skills: Vec<PathBuf>,
+    /// Output folder (default: `[pipeline] out`).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Vocabulary file (default: `[pipeline] vocabulary` when present, else the built-in one).
+    #[arg(long, value_name = "FILE")]
+    pub vocabulary: Option<PathBuf>,
+    /// Skip admission levels, for development only (e.g. `--skip L2`).
+    #[arg(long, value_delimiter = ',', value_name = "LEVELS")]
+    pub skip: Vec<String>,
+    /// Secret key file (as for `skillc build`).
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
+    /// `human`: one line per rebuild; `json`: one JSON object per event (docs/json.md).
+    #[arg(long, value_enum, default_value_t = MessageFormat::Human)]
+    pub message_format: MessageFormat,
+    /// Quiet: no list of rejected skills, only the line per rebuild.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Milliseconds without events before a burst of changes is built.
+    #[arg(long, value_name = "MS", default_value_t = 30)]
+    pub debounce: u64,
+}
+
+impl WatchArgs {
+    fn build_args(&self) -> BuildArgs {
+        BuildArgs {
+            skills: self.skills.clone(),
+            out: self.out.clone(),
+            vocabulary: self.vocabulary.clone(),
+            skip: self.skip.clone(),
+            key: self.key.clone(),
+            format: ReportFormat::Human,
+            message_format: self.message_format,
+            quiet: true,
+        }
+    }
+}
+
+/// A prepared project with its session and watcher.
+struct Running {
+    prepared: Prepared,
+    session: Session,
+    watcher: Watcher,
+}
+
+fn start(
+    args: &WatchArgs,
+    out: &mut Printer,
+    tx: &mpsc::Sender<Message>,
+) -> anyhow::Result<(Running, Outcome, Duration)> {
+    let started = Instant::now();
+    let prepared = prepare(&args.build_args(), out)?;
+    let o = &prepared.options;
+    let targets = Targets {
+        roots: o.roots.iter().map(|r| o.root.join(r)).collect(),
+        config: prepared.config_file.clone(),
+        vocabulary: prepared.vocab_file.clone(),
+        ignore: vec![o.out_dir.clone(), o.state_dir.clone()],
+    };
+    // Watch first, then build: a change made during the first build is not missed.
+    let watcher = Watcher::start(&targets, Duration::from_millis(args.debounce), tx.clone())?;
+    let vocab_text = prepared.vocab_text.clone();
+    let mut session =
+        Session::open(prepared.options.clone(), vocab_text.clone()).map_err(|e| report_error(e, &vocab_text, out))?;
+    let outcome = session
+        .build(jiff::Timestamp::now().as_second(), &mut |_| {})
+        .map_err(|e| report_error(e, &vocab_text, out))?;
+    session.write_store_in_background();
+    Ok((
+        Running {
+            prepared,
+            session,
+            watcher,
+        },
+        outcome,
+        started.elapsed(),
+    ))
+}
+
+pub(crate) fn run(args: &WatchArgs, out: &mut Printer) -> anyhow::Result<Status> {
+    let reporter = Reporter::new(args.message_format, args.quiet);
+    let (tx, rx) = mpsc::channel();
+    // Ctrl-C and SIGTERM stop the loop between builds: `out/` is never half-written.
+    let stop = tx.clone();
+    ctrlc::set_handler(move || {
+        let _ = stop.send(Message::Stop);
+    })?;
+    let (mut running, first, took) = start(args, out, &tx)?;
+    report(
+        args,
+        &reporter,
+        out,
+        &first,
+        &["(initial build)".to_owned()],
+        took,
+        None,
+    )?;
+    reporter.json(json!({"reason": "watching", "out": running.prepared.options.out_dir.display().to_string()}));
+    if args.message_format == MessageFormat::Human {
+        let roots: Vec<String> = running
+            .watcher
+            .targets()
+            .roots
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect();
+        out.line(&format!("watching {} for changes (Ctrl-C to stop)", roots.join(", ")))?;
+        out.flush()?;
+    }
+    loop {
+        match next(&rx, &tx) {
+            Message::Stop => break,
+            Message::Errors(errors) => {
+                for e in errors {
+                    problem(args, &reporter, out, &format!("watch error: {e}"));
+                }
+            }
+            Message::Changed(c) if c.config => {
+                // pipeline.toml may change the roots, the output, the key: start over. The old
+                // session (and its lock) goes first.
+                let since = c.since;
+                drop(running);
+                running = loop {
+                    match start(args, out, &tx) {
+                        Ok((r, o, took)) => {
+                            report(
+                                args,
+                                &reporter,
+                                out,
+                                &o,
+                                &[crate::config::FILE_NAME.into()],
+                                took,
+                                since,
+                            )?;
+                            break r;
+                        }
+                        Err(e) => {
+                            problem(args, &reporter, out, &format!("{e:#}; fix it and save again"));
+                            // Wait for the next change of the configuration (or a stop).
+                            match wait_for_config(&rx, &tx) {
+                                true => continue,
+                                false => return stopped(args, &reporter, out),
+                            }
+                        }
+                    }
+                };
+            }
+            Message::Changed(c) => rebuild(args, &reporter, out, &mut running, c)?,
+        }
+    }
+    running.session.flush_store()?;
+    stopped(args, &reporter, out)
+}
+
+/// Without a valid configuration nothing is watched but its folder: polls it until it
+/// changes. Returns false on a stop.
+fn wait_for_config(rx: &mpsc::Receiver<Message>, tx: &mpsc::Sender<Message>) -> bool {
+    let Ok(cwd) = std::env::current_dir() else {
+        return false;
+    };
+    let config = super::project::find_root(&cwd).join(crate::config::FILE_NAME);
+    let stamp = || std::fs::metadata(&config).and_then(|m| m.modified()).ok();
+    let last = stamp();
+    loop {
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(Message::Stop) | Err(mpsc::RecvTimeoutError::Disconnected) => return false,
+            Ok(_) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if stamp() != last {
+            let _ = tx;
+            return true;
+        }
+    }
+}
+
+fn stopped(args: &WatchArgs, reporter: &Reporter, out: &mut Printer) -> anyhow::Result<Status> {
+    reporter.json(json!({"reason": "watch-stopped"}));
+    if args.message_format == MessageFormat::Human {
+        out.line("stopped")?;
+    }
+    out.flush()?;
+    Ok(Status::Success)
+}
+
+fn problem(args: &WatchArgs, reporter: &Reporter, out: &mut Printer, message: &str) {
+    reporter.json(json!({"reason": "rebuild-failed", "message": message}));
+    if args.message_format == MessageFormat::Human {
+        out.note(&format!("error: {message}"));
+    }
+}
+
+fn rebuild(
+    args: &WatchArgs,
+    reporter: &Reporter,
+    out: &mut Printer,
+    running: &mut Running,
+    c: Changes,
+) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let mut what: Vec<String> = Vec::new();
+    let session = &mut running.session;
+    if c.vocabulary
+        && let Some(v) = &running.prepared.vocab_file
+    {
+        match std::fs::read_to_string(v) {
+            Ok(text) => {
+                if session.set_vocabulary(text.clone()) {
+                    what.push(session.options().vocab_path.clone());
+                }
+                running.prepared.vocab_text = text;
+            }
+            Err(e) => {
+                problem(args, reporter, out, &format!("{}: {e}", v.display()));
+                return Ok(());
+            }
+        }
+    }
+    let changed = if c.rescan {
+        session.refresh_all()
+    } else if c.skill_paths.is_empty() {
+        Ok(Vec::new())
+    } else {
+        session.refresh_paths(&c.skill_paths)
+    };
+    match changed {
+        Ok(v) => what.extend(v),
+        Err(e) => {
+            problem(args, reporter, out, &format!("{e}"));
+            return Ok(());
+        }
+    }
+    if what.is_empty() {
+        return Ok(());
+    }
+    match session.build(jiff::Timestamp::now().as_second(), &mut |_| {}) {
+        Ok(o) => report(args, reporter, out, &o, &what, started.elapsed(), c.since),
+        Err(e) => {
+            let vocab_text = running.prepared.vocab_text.clone();
+            let err = report_error(e, &vocab_text, out);
+            problem(args, reporter, out, &format!("{err:#}; watching goes on"));
+            Ok(())
+        }
+    }
+}
+
+fn report(
+    args: &WatchArgs,
+    reporter: &Reporter,
+    out: &mut Printer,
+    o: &Outcome,
+    what: &[String],
+    took: Duration,
+    since: Option<Instant>,
+) -> anyhow::Result<()> {
+    let latency = since.map(|s| s.elapsed());
+    if args.message_format == MessageFormat::Json {
+        let mut v = finished_json(o, took);
+        if let Some(m) = v.as_object_mut() {
+            m.insert("reason".into(), "rebuild-finished".into());
+            m.insert("changed".into(), json!(what));
+            m.insert("latency_ms".into(), json!(latency.map(|l| l.as_secs_f64() * 1000.0)));
+            m.insert(
+                "rejected_skills".into(),
+                json!(o.rejected.iter().map(|(p, _)| p).collect::<Vec<_>>()),
+            );
+        }
+        reporter.json(v);
+        return Ok(());
+    }
+    if !args.quiet {
+        for (path, reason) in &o.rejected {
+            if what.iter().any(|w| w == path) {
+                out.line(&format!("rejected skill {path}: {reason}"))?;
+            }
+        }
+    }
+    let shown: Vec<&str> = what.iter().take(3).map(String::as_str).collect();
+    let more = what.len().saturating_sub(3);
+    let t = &o.totals;
+    out.line(&format!(
+        "{}{}: executors +{} ~{} -{}; {} skills, {} admitted, {} rejected ({} skills rejected); {} files written or removed in {} ms{}",
+        shown.join(", "),
+        if more > 0 { format!(" and {more} more") } else { String::new() },
+        o.added.len(),
+        o.updated.len(),
+        o.removed.len(),
+        t.skills,
+        t.admitted,
+        t.rejected,
+        t.skills_rejected,
+        o.files_written + o.files_removed,
+        took.as_millis(),
+        match latency {
+            Some(l) => format!(" ({} ms since the change)", l.as_millis()),
+            None => String::new(),
+        }
+    ))?;
+    out.flush()?;
+    Ok(())
+}
