@@ -19,8 +19,9 @@ use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, ne
 pub struct Targets {
     /// Skill roots, watched recursively.
     pub roots: Vec<PathBuf>,
-    /// `pipeline.toml`, when the project has one.
-    pub config: Option<PathBuf>,
+    /// Project files whose change restarts the build session: `pipeline.toml` (when the
+    /// project has one) and `skillc.lock` (watched even before it exists).
+    pub config: Vec<PathBuf>,
     /// The vocabulary file, when not the built-in one.
     pub vocabulary: Option<PathBuf>,
     /// Folders whose events are ignored (`out/`, `.skillc/`).
@@ -35,7 +36,7 @@ pub struct Changes {
     pub skill_paths: Vec<PathBuf>,
     /// The vocabulary file changed.
     pub vocabulary: bool,
-    /// `pipeline.toml` changed.
+    /// `pipeline.toml` or `skillc.lock` changed.
     pub config: bool,
     /// Events were lost (the kernel queue overflowed): everything must be re-read.
     pub rescan: bool,
@@ -86,6 +87,14 @@ fn canonical(p: &Path) -> PathBuf {
     p.canonicalize().unwrap_or_else(|_| p.to_path_buf())
 }
 
+/// A file's path through its canonical folder (the file itself may not exist yet).
+fn canonical_file(p: &Path) -> PathBuf {
+    match (p.parent(), p.file_name()) {
+        (Some(dir), Some(name)) if !dir.as_os_str().is_empty() => canonical(dir).join(name),
+        _ => canonical(p),
+    }
+}
+
 impl Watcher {
     /// Starts watching `targets`, merging events that come within `debounce` of each other,
     /// and sending what changed to `tx` (read it with [`next`]).
@@ -95,7 +104,7 @@ impl Watcher {
     pub fn start(targets: &Targets, debounce: Duration, tx: mpsc::Sender<Message>) -> Result<Watcher, WatchError> {
         let targets = Targets {
             roots: targets.roots.iter().map(|p| canonical(p)).collect(),
-            config: targets.config.as_deref().map(canonical),
+            config: targets.config.iter().map(|p| canonical_file(p)).collect(),
             vocabulary: targets.vocabulary.as_deref().map(canonical),
             ignore: targets.ignore.iter().map(|p| canonical(p)).collect(),
         };
@@ -144,9 +153,10 @@ impl Watcher {
             watch(&mut debouncer, r, RecursiveMode::Recursive)?;
         }
         // Files are watched through their folder: an editor's save replaces the file.
-        let mut parents: Vec<PathBuf> = [&targets.config, &targets.vocabulary]
-            .into_iter()
-            .flatten()
+        let mut parents: Vec<PathBuf> = targets
+            .config
+            .iter()
+            .chain(&targets.vocabulary)
             .filter_map(|f| f.parent().map(Path::to_path_buf))
             .filter(|p| !targets.roots.iter().any(|r| p.starts_with(r)))
             .collect();
@@ -208,7 +218,7 @@ impl Targets {
         if self.ignore.iter().any(|i| p.starts_with(i)) {
             return;
         }
-        if self.config.as_deref() == Some(p) {
+        if self.config.iter().any(|f| f == p) {
             c.config = true;
         }
         if self.vocabulary.as_deref() == Some(p) {
@@ -228,7 +238,7 @@ mod tests {
     fn events_are_sorted_into_skills_vocabulary_and_configuration() {
         let t = Targets {
             roots: vec![PathBuf::from("/p/skills")],
-            config: Some(PathBuf::from("/p/pipeline.toml")),
+            config: vec![PathBuf::from("/p/pipeline.toml"), PathBuf::from("/p/skillc.lock")],
             vocabulary: Some(PathBuf::from("/p/skills/vocabulary.toml")),
             ignore: vec![PathBuf::from("/p/out"), PathBuf::from("/p/.skillc")],
         };
@@ -244,6 +254,10 @@ mod tests {
             t.classify(Path::new(p), &mut c);
         }
         assert!(c.config && c.vocabulary && !c.rescan);
+        // An import rewrites skillc.lock: provenance changes, the session starts over.
+        let mut lock = Changes::default();
+        t.classify(Path::new("/p/skillc.lock"), &mut lock);
+        assert!(lock.config && lock.skill_paths.is_empty());
         assert_eq!(
             c.skill_paths,
             vec![

@@ -77,7 +77,12 @@ fn start(
     let o = &prepared.options;
     let targets = Targets {
         roots: o.roots.iter().map(|r| o.root.join(r)).collect(),
-        config: prepared.config_file.clone(),
+        config: prepared
+            .config_file
+            .iter()
+            .cloned()
+            .chain([o.root.join(crate::import::lock::FILE_NAME)])
+            .collect(),
         vocabulary: prepared.vocab_file.clone(),
         ignore: vec![o.out_dir.clone(), o.state_dir.clone()],
     };
