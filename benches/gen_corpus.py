@@ -64,9 +64,15 @@ def body(rng, name, kind):
     return "\n".join(lines) + "\n"
 
 
+def pseudo_word(rng):
+    """A made-up word: real descriptions name things only their skill talks about."""
+    return "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4)))
+
+
 def frontmatter(rng, name, kind, broken):
     product = name.split("-")[0].capitalize()
-    desc = f"{product} {name.split('-')[1]} client. " + paragraph(rng, rng.randint(8, 40))
+    own = " ".join(pseudo_word(rng) for _ in range(rng.randint(3, 6)))
+    desc = f"{product} {name.split('-')[1]} client for {own}. " + paragraph(rng, rng.randint(8, 40))
     fm = ["---", f"name: {name}", f"description: {desc}", "license: MIT", f"version: 1.{rng.randint(0, 9)}.0"]
     if kind == "binary":
         fm += ["metadata:", "  {", '    "openclaw":', f'      {{ "requires": {{ "bins": ["{name}"], "env": ["{name.upper().replace("-", "_")}_TOKEN"], }}, }},', "  }"]

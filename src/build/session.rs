@@ -595,8 +595,9 @@ impl Session {
         if !skip.contains(&Level::L5) {
             let mut wrappers: Vec<(String, String)> = Vec::new();
             let mut seen = HashSet::new();
-            for u in &units {
-                for (_, _, e) in u.plans.iter().flatten() {
+            // The wrappers' texts are in the drafts (admission sees their digests).
+            for s in &skills {
+                for e in super::skill_drafts(db, inputs, *s).iter().flatten() {
                     let sha = sha256(e.wrapper.as_bytes());
                     if !recorded.described.contains_key(&sha) && seen.insert(sha) {
                         wrappers.push((format!("{}.py", e.name), e.wrapper.clone()));
