@@ -245,12 +245,15 @@ fn finish(
             for (path, reason) in &o.rejected {
                 out.line(&format!("rejected skill {path}: {reason}"))?;
             }
-        }
-        if !o.rejected.is_empty() || o.totals.rejected > 0 {
-            out.line(&format!(
-                "details: {} (every skill, plan and diagnostic), `skillc check` and `skillc plan --explain`",
-                out_dir.join(emit::REPORT).display()
-            ))?;
+            for line in rejected_plans(&o.report, REJECTED_PLANS_SHOWN) {
+                out.line(&line)?;
+            }
+            if !o.rejected.is_empty() || o.totals.rejected > 0 {
+                out.line(&format!(
+                    "details: {} (every skill, plan and diagnostic), `skillc check` and `skillc plan --explain`",
+                    out_dir.join(emit::REPORT).display()
+                ))?;
+            }
         }
         out.line(&summary_line(o, out_dir, started.elapsed().as_secs_f64()))?;
     }
@@ -282,4 +285,70 @@ pub(crate) fn summary_line(o: &Outcome, out_dir: &Path, secs: f64) -> String {
         },
         o.files_written + o.files_removed,
     )
+}
+
+/// How many rejected plans a human summary lists before pointing at `report.json`.
+const REJECTED_PLANS_SHOWN: usize = 20;
+
+/// `rejected plan SKILL `SUBCOMMAND` → NAME [CODE at LEVEL]: reason` for the plans of skills
+/// still in the catalog that admission or translation rejected (the first `max`, then a count
+/// of the rest), read from the build's report. Empty when the build computed no report (up to
+/// date).
+fn rejected_plans(report: &str, max: usize) -> Vec<String> {
+    let Ok(report) = serde_json::from_str::<serde_json::Value>(report) else {
+        return Vec::new();
+    };
+    let mut lines = Vec::new();
+    let skills = report["skills"].as_array().map(Vec::as_slice).unwrap_or_default();
+    for skill in skills.iter().filter(|s| s["status"] != "rejected") {
+        for p in skill["plans"].as_array().map(Vec::as_slice).unwrap_or_default() {
+            if p["status"] == "rejected" {
+                lines.push(format!(
+                    "rejected plan {} `{}`{} [{} at {}]: {}",
+                    skill["name"].as_str().unwrap_or("?"),
+                    p["subcommand"].as_str().unwrap_or_default(),
+                    p["name"].as_str().map(|n| format!(" → {n}")).unwrap_or_default(),
+                    p["code"].as_str().unwrap_or_default(),
+                    p["level"].as_str().unwrap_or_default(),
+                    p["reason"].as_str().unwrap_or_default(),
+                ));
+            }
+        }
+    }
+    if lines.len() > max {
+        let more = lines.len() - max;
+        lines.truncate(max);
+        lines.push(format!("… and {more} more rejected plans"));
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rejected_plans;
+
+    #[test]
+    fn rejected_plans_of_skills_still_in_are_listed_then_counted() {
+        let plan = |sc: &str, name: Option<&str>, status: &str| serde_json::json!({"subcommand": sc, "name": name, "status": status, "level": "L3", "code": "AD004", "reason": "overlaps"});
+        let report = serde_json::json!({"skills": [
+            {"name": "a", "status": "ok", "plans": [plan("x list", Some("list_x_a"), "rejected"), plan("x get", Some("read_x_a"), "admitted"), plan("y", None, "rejected")]},
+            {"name": "b", "status": "rejected", "plans": [plan("z list", Some("list_z_b"), "rejected")]},
+        ]})
+        .to_string();
+        assert_eq!(
+            rejected_plans(&report, 20),
+            [
+                "rejected plan a `x list` → list_x_a [AD004 at L3]: overlaps",
+                "rejected plan a `y` [AD004 at L3]: overlaps"
+            ]
+        );
+        assert_eq!(
+            rejected_plans(&report, 1),
+            [
+                "rejected plan a `x list` → list_x_a [AD004 at L3]: overlaps",
+                "… and 1 more rejected plans"
+            ]
+        );
+        assert!(rejected_plans("", 20).is_empty());
+    }
 }
