@@ -171,10 +171,12 @@ fn diff(a: &BTreeMap<String, (Vec<u8>, bool)>, b: &BTreeMap<String, (Vec<u8>, bo
 }
 
 /// Waits until watch has rebuilt `out/` into what a clean build gives, then verifies it.
-/// Returns the last `rebuild-finished` event.
+/// Returns the last `rebuild-finished` event, with the events that came before it since the
+/// call under `"_before"`.
 fn settle(w: &Watch, project: &Path, step: &str) -> serde_json::Value {
     let (_other, expected) = clean_build(project);
     let mut last_diff = Vec::new();
+    let mut before = Vec::new();
     let deadline = std::time::Instant::now() + TIMEOUT;
     loop {
         assert!(
@@ -187,6 +189,7 @@ fn settle(w: &Watch, project: &Path, step: &str) -> serde_json::Value {
             panic!("{step}: {e}");
         }
         if e["reason"] != "rebuild-finished" {
+            before.push(e);
             continue;
         }
         last_diff = diff(&tree(&project.join("out")), &expected);
@@ -199,6 +202,8 @@ fn settle(w: &Watch, project: &Path, step: &str) -> serde_json::Value {
                 &[],
             );
             assert_eq!(v.code, Some(0), "{step}: verify failed:\n{}\n{}", v.stdout, v.stderr);
+            let mut e = e;
+            e["_before"] = serde_json::Value::Array(before);
             return e;
         }
     }
@@ -258,6 +263,16 @@ fn watch_keeps_out_equal_to_a_clean_build_through_edits() {
     std::fs::write(&md, "---\nname: [ledger-notes\n---\n").expect("write");
     let e = settle(&w, &p, "break a skill");
     assert!(e["rejected_skills"].to_string().contains("skills/ledger-notes"), "{e}");
+    // Why, as `build` says it.
+    let why = e["_before"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|b| b["reason"] == "skill-rejected" && b["path"] == "skills/ledger-notes");
+    assert!(
+        why.is_some_and(|b| b["message"].as_str().is_some_and(|m| m.starts_with("SK006"))),
+        "{e}"
+    );
     std::fs::write(&md, skill_md("ledger-notes", "files list")).expect("write");
     let e = settle(&w, &p, "repair a skill");
     assert_eq!(e["skills_rejected"], 0, "{e}");

@@ -283,6 +283,12 @@ fn report(
 ) -> anyhow::Result<()> {
     let latency = since.map(|s| s.elapsed());
     if args.message_format == MessageFormat::Json {
+        // Why each changed skill is rejected, as `build` says it (the human lines below).
+        for (path, reason) in &o.rejected {
+            if what.iter().any(|w| w == path) {
+                reporter.json(json!({"reason": "skill-rejected", "path": path, "message": reason}));
+            }
+        }
         let mut v = finished_json(o, took);
         if let Some(m) = v.as_object_mut() {
             m.insert("reason".into(), "rebuild-finished".into());
