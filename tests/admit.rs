@@ -184,3 +184,54 @@ fn a_skip_in_pipeline_toml_is_recorded_and_refused_in_production() {
         prod.stdout
     );
 }
+
+/// L5's answers are kept in `.skillc/l5.json`: a build in a new process runs `python3` only
+/// over wrappers it has not seen, and again over all of them when the cache is gone.
+#[test]
+fn l5_answers_are_reused_by_the_next_process() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path();
+    let copy = std::process::Command::new("cp")
+        .args([
+            "-r",
+            &manifest_dir().join("skills").to_string_lossy(),
+            &p.to_string_lossy(),
+        ])
+        .status()
+        .expect("cp");
+    assert!(copy.success());
+    let log = p.join("python-calls.log");
+    let python = p.join("python-counting");
+    std::fs::write(
+        &python,
+        format!("#!/bin/sh\necho call >> '{}'\nexec python3 \"$@\"\n", log.display()),
+    )
+    .expect("write");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let env = [
+        ("SKILLC_PYTHON", python.to_str().expect("utf-8")),
+        ("SOURCE_DATE_EPOCH", "1800000000"),
+    ];
+    let calls = || std::fs::read_to_string(&log).map(|t| t.lines().count()).unwrap_or(0);
+    let first = skillc_env(p, &["build", "--quiet"], &env);
+    assert_eq!(first.code, Some(0), "{}{}", first.stdout, first.stderr);
+    let n = calls();
+    assert!(n > 0, "the first build checks every wrapper with python");
+    // A body edit that changes no wrapper: the new process asks Python nothing.
+    let md = p.join("skills/todo/SKILL.md");
+    let text = std::fs::read_to_string(&md).expect("read") + "\nOne more note.\n";
+    std::fs::write(&md, text).expect("write");
+    let second = skillc_env(p, &["build", "--quiet"], &env);
+    assert_eq!(second.code, Some(0), "{}{}", second.stdout, second.stderr);
+    assert!(!second.stdout.contains("up to date"), "{}", second.stdout);
+    assert_eq!(calls(), n, "no wrapper changed: python was not run again");
+    // Without the cache, every wrapper is checked again.
+    std::fs::remove_file(p.join(".skillc/l5.json")).expect("rm");
+    std::fs::write(&md, std::fs::read_to_string(&md).expect("read") + "Another.\n").expect("write");
+    let third = skillc_env(p, &["build", "--quiet"], &env);
+    assert_eq!(third.code, Some(0), "{}{}", third.stdout, third.stderr);
+    assert!(calls() > n);
+}

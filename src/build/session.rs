@@ -32,6 +32,9 @@ use crate::sign::SecretKey;
 use crate::skill::validate::Mode;
 use crate::vocab;
 
+/// L5's answers kept between processes, in the state folder ([`store::L5Cache`]).
+const L5_CACHE: &str = "l5.json";
+
 /// What a session builds, and with what.
 #[derive(Clone)]
 pub struct Options {
@@ -292,7 +295,7 @@ impl Session {
             opts.admission.clone(),
             opts.fail_on,
             opts.imported_from.clone(),
-            crate::admit::Recorded::default(),
+            Self::cached_l5(&opts),
         );
         let disk_fingerprint = store::read::<Fingerprint>(&opts.state_dir.join("fingerprint.json"));
         let key_digest = sha256(opts.key.public().to_file().as_bytes());
@@ -571,6 +574,21 @@ impl Session {
         })
     }
 
+    /// L5's answers from `.skillc/l5.json`, when the same tool and interpreter wrote them.
+    fn cached_l5(opts: &Options) -> crate::admit::Recorded {
+        let python = crate::admit::exec::System::new(opts.root.clone()).python_fingerprint();
+        match store::read::<store::L5Cache>(&opts.state_dir.join(L5_CACHE)) {
+            Some(c) if c.python == python && c.skillc == env!("CARGO_PKG_VERSION") && !c.described.is_empty() => {
+                crate::admit::Recorded {
+                    python: true,
+                    described: c.described,
+                    verified: Default::default(),
+                }
+            }
+            _ => crate::admit::Recorded::default(),
+        }
+    }
+
     /// Runs the processes admission needs (L5's `python3` over every new draft wrapper, the
     /// external L6 verifier over every new request) and records their answers as the
     /// `recorded` input, so that the `admission` query stays pure. Answers are kept for the
@@ -595,10 +613,12 @@ impl Session {
         if !skip.contains(&Level::L5) {
             let mut wrappers: Vec<(String, String)> = Vec::new();
             let mut seen = HashSet::new();
+            let mut seen_all = HashSet::new();
             // The wrappers' texts are in the drafts (admission sees their digests).
             for s in &skills {
                 for e in super::skill_drafts(db, inputs, *s).iter().flatten() {
                     let sha = sha256(e.wrapper.as_bytes());
+                    seen_all.insert(sha.clone());
                     if !recorded.described.contains_key(&sha) && seen.insert(sha) {
                         wrappers.push((format!("{}.py", e.name), e.wrapper.clone()));
                     }
@@ -611,6 +631,22 @@ impl Session {
                         recorded.python = true;
                         for ((_, source), r) in wrappers.iter().zip(results) {
                             recorded.described.insert(sha256(source.as_bytes()), r);
+                        }
+                        // For the next process: the answers about the current wrappers.
+                        let cache = store::L5Cache {
+                            skillc: env!("CARGO_PKG_VERSION").into(),
+                            python: runner.python_fingerprint(),
+                            described: recorded
+                                .described
+                                .iter()
+                                .filter(|(sha, _)| seen_all.contains(*sha))
+                                .map(|(k, v)| (k.clone(), v.clone()))
+                                .collect(),
+                        };
+                        let _ = std::fs::create_dir_all(&self.opts.state_dir);
+                        if let Err(e) = store::write(&self.opts.state_dir.join(L5_CACHE), &cache) {
+                            // Only a cache: the next process runs Python again.
+                            eprintln!("warning: {e}");
                         }
                     }
                     None => {

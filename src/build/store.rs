@@ -250,3 +250,16 @@ impl Drop for Background {
         let _ = self.finish();
     }
 }
+
+/// `.skillc/l5.json`: what L5's `python3` answered for each wrapper (by the wrapper's SHA-256),
+/// so that a build in a new process runs Python only over wrappers it has not seen. Kept only
+/// while the interpreter is the same one (`python` is its fingerprint) and the tool too.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct L5Cache {
+    /// The tool version that wrote it.
+    pub skillc: String,
+    /// `admit::exec::System::python_fingerprint` of the interpreter that answered.
+    pub python: String,
+    /// Wrapper SHA-256 → its `--describe` output, or why the check failed.
+    pub described: std::collections::HashMap<String, Result<String, String>>,
+}
