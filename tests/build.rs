@@ -746,4 +746,44 @@ fn a_deleted_or_altered_out_is_rebuilt_despite_the_fingerprint() {
     assert!(r.stdout.starts_with("built 5 skills"), "{}", r.stdout);
     assert_eq!(tree(&p.out()), reference);
     assert_eq!(p.verify().code, Some(0));
+    // Files deep in out/ edited in place (one appended to, one changed at the same size),
+    // removed, or the fingerprint removed: never "up to date", always repaired.
+    let wrapper = walkdir::WalkDir::new(p.out().join("executors"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .find(|e| e.path().extension().is_some_and(|x| x == "py"))
+        .expect("a wrapper")
+        .into_path();
+    let manifest = wrapper.with_file_name("manifest.toml");
+    let same_size = |path: &std::path::Path| {
+        let mut bytes = std::fs::read(path).expect("read");
+        bytes[0] = if bytes[0] == b'#' { b'%' } else { b'#' };
+        // A moment later, so that the time differs even on coarse clocks.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(path, bytes).expect("write");
+    };
+    for (what, tamper) in [
+        (
+            "append",
+            Box::new(|| {
+                let text = std::fs::read_to_string(&wrapper).expect("read") + "#x\n";
+                std::fs::write(&wrapper, text).expect("write");
+            }) as Box<dyn Fn()>,
+        ),
+        ("same size", Box::new(|| same_size(&wrapper))),
+        (
+            "same size, no fingerprint",
+            Box::new(|| {
+                same_size(&manifest);
+                std::fs::remove_file(p.path().join(".skillc/fingerprint.json")).expect("rm");
+            }),
+        ),
+        ("removed", Box::new(|| std::fs::remove_file(&manifest).expect("rm"))),
+    ] {
+        tamper();
+        let r = p.build(&[SDE]);
+        assert!(r.stdout.starts_with("built 5 skills"), "{what}: {}", r.stdout);
+        assert_eq!(tree(&p.out()), reference, "{what}");
+        assert_eq!(p.verify().code, Some(0), "{what}");
+    }
 }

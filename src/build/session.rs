@@ -564,8 +564,8 @@ impl Session {
         if !self.fresh || self.force || prev.format != store::FORMAT || prev.inputs != fingerprint {
             return None;
         }
-        let now = store::out_stat(&self.opts.out_dir);
-        (now == prev.out && now.iter().skip(3).all(Option::is_some)).then(|| Outcome {
+        let now = store::out_stat(&self.opts.out_dir)?;
+        (now == prev.out).then(|| Outcome {
             up_to_date: true,
             totals: prev.totals,
             executors: prev.executors,
@@ -1029,9 +1029,9 @@ impl Session {
             .collect();
         write::create_dirs(out_dir, &dirs)?;
         let prog = std::sync::Mutex::new(&mut *sink);
-        let mut sizes: HashMap<&str, u64> = rest
+        let mut sizes: HashMap<&str, (u64, i128)> = rest
             .par_chunks(256)
-            .map(|chunk| -> Result<Vec<(&str, u64)>, EmitError> {
+            .map(|chunk| -> Result<Vec<(&str, (u64, i128))>, EmitError> {
                 let mut v = Vec::with_capacity(chunk.len());
                 for (path, p) in chunk {
                     v.push((path.as_str(), write_planned(out_dir, path, p, &opts.skip)?));
@@ -1169,11 +1169,9 @@ impl Session {
                     (*path).clone(),
                     OutputState {
                         sha256: p.sha256.clone(),
-                        size: sizes
-                            .get(path.as_str())
-                            .copied()
-                            .unwrap_or_else(|| p.payload.len() as u64),
+                        size: sizes.get(path.as_str()).map_or_else(|| p.payload.len() as u64, |s| s.0),
                         executable: p.executable,
+                        mtime_ns: sizes.get(path.as_str()).map_or(0, |s| s.1),
                     },
                 )
             })
@@ -1212,7 +1210,12 @@ impl Session {
         let fp = Fingerprint {
             format: store::FORMAT,
             inputs: fingerprint,
-            out: store::out_stat(out_dir),
+            // A watch session writes `out/` many times: the next fresh build checks it anew.
+            out: if *fresh {
+                store::out_stat(out_dir).unwrap_or_default()
+            } else {
+                String::new()
+            },
             totals,
             executors: outcome.executors,
             rejected: outcome.rejected.clone(),
@@ -1293,6 +1296,10 @@ fn exec_of(path: &str) -> Option<&str> {
 }
 
 fn on_disk_matches(path: &Path, prev: &OutputState) -> bool {
+    // A file edited in `out/` since skillc wrote it has another time (even at the same size).
+    if prev.mtime_ns != 0 && store::stat(path).map(|(_, t)| t) != Some(prev.mtime_ns) {
+        return false;
+    }
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.is_file() && m.len() == prev.size => {
             #[cfg(unix)]
@@ -1373,7 +1380,7 @@ impl<'a> Planned<'a> {
 }
 
 /// Writes one planned file; returns its size.
-fn write_planned(out_dir: &Path, path: &str, p: &Planned<'_>, skip: &[Level]) -> Result<u64, EmitError> {
+fn write_planned(out_dir: &Path, path: &str, p: &Planned<'_>, skip: &[Level]) -> Result<(u64, i128), EmitError> {
     let mode = if p.executable { 0o755 } else { 0o644 };
     let full = out_dir.join(path);
     let bytes: std::borrow::Cow<'_, [u8]> = match &p.payload {
@@ -1411,7 +1418,9 @@ fn write_planned(out_dir: &Path, path: &str, p: &Planned<'_>, skip: &[Level]) ->
         }
     };
     write::write_file(&full, &bytes, mode)?;
-    Ok(bytes.len() as u64)
+    // The time it got, so that a later edit of the file in `out/` is noticed.
+    let mtime = store::stat(&full).map_or(0, |(_, t)| t);
+    Ok((bytes.len() as u64, mtime))
 }
 
 fn audit_line(time: &jiff::Timestamp, build: &str, event: &str, detail: serde_json::Value) -> String {

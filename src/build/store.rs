@@ -18,7 +18,7 @@ use super::Totals;
 use crate::emit::write::{EmitError, write_atomic};
 
 /// Version of the store's format; a store of another format (or another skillc) is ignored.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 
 /// `state.json`: what the last build produced.
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -73,6 +73,9 @@ pub struct OutputState {
     /// Written with the executable bit.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub executable: bool,
+    /// Its modification time right after skillc wrote it (ns since the epoch; 0 unknown).
+    #[serde(default)]
+    pub mtime_ns: i128,
 }
 
 /// `fingerprint.json`: the digest of every input of the last completed build and what it
@@ -84,11 +87,10 @@ pub struct Fingerprint {
     /// Digest of the tool version, the settings, the vocabulary, the key and every skill's
     /// files (see `session::Session::fingerprint`).
     pub inputs: String,
-    /// Size and modification time (ns) of `out/`, `out/executors/`, `out/skills/`,
-    /// `catalog.toml` and `catalog.toml.sig` after the build ([`out_stat`]): a stat-level
-    /// check that `out/` is still the one built (a file added, removed or replaced at those
-    /// levels changes a folder's time).
-    pub out: Vec<Option<(u64, i128)>>,
+    /// Digest of every path, kind, size and modification time under `out/` after the build
+    /// ([`out_stat`]): a stat-level check that `out/` is still the one built (any file added,
+    /// removed, replaced or edited in place changes it). Empty when not recorded.
+    pub out: String,
     /// The counts the build reported.
     pub totals: Totals,
     /// Executors in the catalog.
@@ -120,18 +122,76 @@ pub fn write<T: Serialize>(path: &Path, value: &T) -> Result<(), EmitError> {
     write_atomic(path, &text, Some(0o644))
 }
 
-/// The stat-level picture of an output folder recorded in [`Fingerprint::out`].
-pub fn out_stat(out: &Path) -> Vec<Option<(u64, i128)>> {
-    [
-        out.to_path_buf(),
-        out.join("executors"),
-        out.join("skills"),
-        out.join(crate::emit::CATALOG),
-        out.join(crate::emit::CATALOG_SIG),
-    ]
-    .iter()
-    .map(|p| stat(p))
-    .collect()
+/// The stat-level picture of an output folder recorded in [`Fingerprint::out`]: a hex
+/// SHA-256 over every entry under `out` (sorted; its path, kind, size and modification time,
+/// symbolic links not followed). `None` when `out` has no signed catalog. The skill folders
+/// of `executors/` and `skills/` are walked in parallel.
+pub fn out_stat(out: &Path) -> Option<String> {
+    use rayon::prelude::*;
+    use sha2::Digest as _;
+    stat(&out.join(crate::emit::CATALOG))?;
+    stat(&out.join(crate::emit::CATALOG_SIG))?;
+    // Every entry, one line each, in walk order (sorted by name).
+    fn lines(root: &Path, dir: &Path, max_depth: usize, buf: &mut Vec<u8>) -> Option<Vec<PathBuf>> {
+        let mut deeper = Vec::new();
+        for e in walkdir::WalkDir::new(dir).max_depth(max_depth).sort_by_file_name() {
+            let e = e.ok()?;
+            let m = e.metadata().ok()?;
+            let kind = if m.is_symlink() {
+                'l'
+            } else if m.is_dir() {
+                'd'
+            } else {
+                'f'
+            };
+            let t = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            buf.extend_from_slice(
+                e.path()
+                    .strip_prefix(root)
+                    .unwrap_or(e.path())
+                    .as_os_str()
+                    .as_encoded_bytes(),
+            );
+            buf.extend_from_slice(format!("\0{kind} {} {t}\n", if m.is_dir() { 0 } else { m.len() }).as_bytes());
+            if m.is_dir() && e.depth() == max_depth {
+                deeper.push(e.path().to_path_buf());
+            }
+        }
+        Some(deeper)
+    }
+    // `out/`, `out/executors/` and `out/skills/` and their children here; below, in parallel.
+    let mut head = Vec::new();
+    let mut subtrees = Vec::new();
+    for d in lines(out, out, 1, &mut head)? {
+        let is_tree = d.file_name().is_some_and(|n| n == "executors" || n == "skills");
+        if is_tree {
+            let mut more = Vec::new();
+            let children = lines(out, &d, 1, &mut more)?;
+            head.extend(more);
+            subtrees.extend(children);
+        } else {
+            subtrees.push(d);
+        }
+    }
+    subtrees.sort();
+    let parts: Vec<Option<Vec<u8>>> = subtrees
+        .par_iter()
+        .map(|d| {
+            let mut buf = Vec::new();
+            lines(out, d, usize::MAX, &mut buf)?;
+            Some(buf)
+        })
+        .collect();
+    let mut h = sha2::Sha256::new();
+    h.update(&head);
+    for p in parts {
+        h.update(p?);
+    }
+    Some(crate::generate::hex(&h.finalize()))
 }
 
 /// Size (0 for folders) and modification time (ns since the epoch) of a file or folder,
