@@ -1029,9 +1029,9 @@ impl Session {
             .collect();
         write::create_dirs(out_dir, &dirs)?;
         let prog = std::sync::Mutex::new(&mut *sink);
-        let mut sizes: HashMap<&str, (u64, i128)> = rest
+        let mut sizes: HashMap<&str, Written> = rest
             .par_chunks(256)
-            .map(|chunk| -> Result<Vec<(&str, (u64, i128))>, EmitError> {
+            .map(|chunk| -> Result<Vec<(&str, Written)>, EmitError> {
                 let mut v = Vec::with_capacity(chunk.len());
                 for (path, p) in chunk {
                     v.push((path.as_str(), write_planned(out_dir, path, p, &opts.skip)?));
@@ -1380,7 +1380,10 @@ impl<'a> Planned<'a> {
 }
 
 /// Writes one planned file; returns its size.
-fn write_planned(out_dir: &Path, path: &str, p: &Planned<'_>, skip: &[Level]) -> Result<(u64, i128), EmitError> {
+/// A file written: its size and the modification time it got (ns since the epoch).
+type Written = (u64, i128);
+
+fn write_planned(out_dir: &Path, path: &str, p: &Planned<'_>, skip: &[Level]) -> Result<Written, EmitError> {
     let mode = if p.executable { 0o755 } else { 0o644 };
     let full = out_dir.join(path);
     let bytes: std::borrow::Cow<'_, [u8]> = match &p.payload {
