@@ -139,9 +139,35 @@ enum RunError {
     Failed(String),
 }
 
+/// Kills `child` and every process of its group (`kill -KILL -PGID`; the child alone when
+/// `kill` cannot be run).
+fn kill_group(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    {
+        let group = format!("-{}", child.id());
+        let killed = Command::new("kill")
+            .args(["-KILL", "--", &group])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if killed {
+            return;
+        }
+    }
+    let _ = child.kill();
+}
+
 /// Runs `cmd` with `input` on standard input, killing it after `timeout`; returns standard
 /// output when it exits with status 0.
 fn run(mut cmd: Command, input: &str, timeout: Duration) -> Result<String, RunError> {
+    // Its own process group, so that a timeout stops whatever it started too.
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt as _;
+        cmd.process_group(0);
+    }
     let mut child = match cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -181,11 +207,11 @@ fn run(mut cmd: Command, input: &str, timeout: Duration) -> Result<String, RunEr
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) if started.elapsed() >= timeout => {
-                let _ = child.kill();
+                kill_group(&mut child);
                 let _ = child.wait();
-                let _ = writer.join();
-                let _ = reader.join();
-                let _ = err_reader.join();
+                // The pipe threads end when the last process holding the pipes is gone; they
+                // are not waited for, so a process that escaped the group cannot hold us.
+                drop((writer, reader, err_reader));
                 return Err(RunError::Failed(format!("timed out after {} s", timeout.as_secs())));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
@@ -293,6 +319,21 @@ impl Runner for System {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_timeout_stops_the_whole_process_group_without_waiting_for_it() {
+        // The shell forks: its children hold the output pipe after it is killed.
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "(sleep 60; echo late) & sleep 60; echo done"]);
+        let started = Instant::now();
+        let r = run(cmd, "", Duration::from_millis(300));
+        assert!(
+            matches!(&r, Err(RunError::Failed(m)) if m.starts_with("timed out")),
+            "{r:?}"
+        );
+        // Not the 60 s the children would take (a generous bound for a loaded machine).
+        assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    }
 
     #[test]
     fn a_missing_python_is_not_a_failure_but_not_run() {
