@@ -951,3 +951,18 @@ fn the_security_scan_refuses_hostile_skills_before_anything_is_written() {
     assert!(r.stdout.contains("SC000"), "{}", r.stdout);
     assert_eq!(p.skills().keys().collect::<Vec<_>>(), ["vendor/SKILL.md"]);
 }
+
+#[test]
+fn fifos_given_as_sources_are_refused_not_read() {
+    let src = tempfile::tempdir().unwrap();
+    let p = Project::new();
+    for name in ["pipe.md", "pipe.zip"] {
+        let fifo = src.path().join(name);
+        let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        // Reading a FIFO nobody writes to would block forever.
+        let (r, j) = p.import_json(&[&fifo.display().to_string()]);
+        assert_eq!(r.code, Some(1), "{}", r.stdout);
+        assert_eq!(statuses(&j), [("failed".to_string(), "IM001".to_string())]);
+    }
+}

@@ -387,6 +387,13 @@ fn local(p: &Path, limits: Limits, zip_limits: archive::ArchiveLimits) -> Result
         (&rules::IM001, why)
     })?;
     let read_capped = |cap: u64| -> Result<Vec<u8>, Failure> {
+        // A FIFO or a device would block or never end: only regular files are read.
+        if !meta.is_file() {
+            return Err((
+                &rules::IM001,
+                format!("{} is not a regular file (a FIFO, socket or device)", p.display()),
+            ));
+        }
         if meta.len() > cap {
             return Err((
                 &rules::IM005,
