@@ -335,6 +335,38 @@ fn cli_finds_skills_by_name_and_refuses_invalid_ones() {
     let missing = skillc(p, ["export", "nope"]);
     assert_eq!(missing.code, Some(2));
     assert!(missing.stderr.contains("no skill named `nope`"), "{}", missing.stderr);
+
+    // A skill's own `metadata.skillc-export` would be repeated: refused, nothing written.
+    write(
+        &p.join("skills/reserved/SKILL.md"),
+        "---
+name: reserved
+description: Uses the reserved key. Use in tests.
+metadata:
+  skillc-export: mine
+version: 1.0.0
+---
+Body
+",
+    );
+    let reserved = skillc(p, ["export", "reserved", "-o", "reserved.zip"]);
+    assert_eq!(reserved.code, Some(1), "{}", reserved.stderr);
+    assert!(
+        reserved.stderr.contains("reserved by skillc export"),
+        "{}",
+        reserved.stderr
+    );
+    assert!(!p.join("reserved.zip").exists());
+
+    // `-o` never replaces what is not a regular file.
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("demo.zip", p.join("link.zip")).expect("symlink");
+        let link = skillc(p, ["export", "demo", "-o", "link.zip"]);
+        assert_eq!(link.code, Some(2), "{}", link.stderr);
+        assert!(link.stderr.contains("is not a regular file"), "{}", link.stderr);
+        assert!(p.join("link.zip").symlink_metadata().expect("link").is_symlink());
+    }
 }
 
 #[test]

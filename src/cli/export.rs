@@ -133,6 +133,23 @@ pub(crate) fn run(args: &ExportArgs, out: &mut Printer) -> anyhow::Result<Status
         print_diags(out, db, skill, exported.diagnostics.iter());
         anyhow::bail!("{display}: the frontmatter cannot be read, so it cannot be exported");
     };
+    // The result must be valid as it stands (e.g. a skill's own `metadata.skillc-export`,
+    // the key the export records itself under, would be repeated).
+    let invalid: Vec<&Diagnostic> = exported
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .collect();
+    if !invalid.is_empty() && !args.force {
+        for d in &invalid {
+            out.note(&diag::render_short(d));
+        }
+        out.note(&format!(
+            "error: the exported SKILL.md of {display} would not be valid (above); nothing written              (`metadata.{}` is reserved by skillc export); --force exports it anyway",
+            export::MARKER
+        ));
+        return Ok(Status::Failure);
+    }
     let mut notes: Vec<Diagnostic> = exported.diagnostics;
 
     let bytes = match args.format {
@@ -186,6 +203,15 @@ pub(crate) fn run(args: &ExportArgs, out: &mut Printer) -> anyhow::Result<Status
         stdout.write_all(&bytes)?;
         stdout.flush()?;
     } else {
+        // An existing file is replaced; never a device, a FIFO, a folder or a symbolic link.
+        if let Ok(m) = std::fs::symlink_metadata(&target)
+            && !m.is_file()
+        {
+            anyhow::bail!(
+                "{} exists and is not a regular file; choose another -o (or `-o -` for standard output)",
+                target.display()
+            );
+        }
         write_atomic(&target, &bytes, Some(0o644)).with_context(|| format!("writing {}", target.display()))?;
         out.note(&format!("exported {display} as {}", target.display()));
     }
