@@ -36,7 +36,8 @@ pub struct Changes {
     pub skill_paths: Vec<PathBuf>,
     /// The vocabulary file changed.
     pub vocabulary: bool,
-    /// `pipeline.toml` or `skillc.lock` changed.
+    /// `pipeline.toml` or `skillc.lock` changed, or a skill root itself was created, removed
+    /// or renamed (its recursive watch must be set up again): the session starts over.
     pub config: bool,
     /// Events were lost (the kernel queue overflowed): everything must be re-read.
     pub rescan: bool,
@@ -153,10 +154,12 @@ impl Watcher {
             watch(&mut debouncer, r, RecursiveMode::Recursive)?;
         }
         // Files are watched through their folder: an editor's save replaces the file.
+        // Roots too: a root deleted and made again is seen from its parent.
         let mut parents: Vec<PathBuf> = targets
             .config
             .iter()
             .chain(&targets.vocabulary)
+            .chain(&targets.roots)
             .filter_map(|f| f.parent().map(Path::to_path_buf))
             .filter(|p| !targets.roots.iter().any(|r| p.starts_with(r)))
             .collect();
@@ -218,7 +221,7 @@ impl Targets {
         if self.ignore.iter().any(|i| p.starts_with(i)) {
             return;
         }
-        if self.config.iter().any(|f| f == p) {
+        if self.config.iter().any(|f| f == p) || self.roots.iter().any(|r| r == p) {
             c.config = true;
         }
         if self.vocabulary.as_deref() == Some(p) {
@@ -258,6 +261,10 @@ mod tests {
         let mut lock = Changes::default();
         t.classify(Path::new("/p/skillc.lock"), &mut lock);
         assert!(lock.config && lock.skill_paths.is_empty());
+        // The root itself (deleted, made again): its recursive watch is gone, start over.
+        let mut root = Changes::default();
+        t.classify(Path::new("/p/skills"), &mut root);
+        assert!(root.config);
         assert_eq!(
             c.skill_paths,
             vec![

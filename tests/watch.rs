@@ -284,6 +284,23 @@ fn watch_keeps_out_equal_to_a_clean_build_through_edits() {
     let e = settle(&w, &p, "edit the vocabulary");
     assert!(e["executors_updated"].as_u64().is_some_and(|n| n > 0), "{e}");
 
+    // 7. The skills root deleted and made again (its watch is gone with it), then a skill of
+    // the new root edited: both are seen.
+    let root = p.join("skills");
+    let keep = dir.path().join("kept-skill");
+    std::fs::rename(root.join("ledger-notes"), &keep).expect("move out");
+    std::fs::remove_dir_all(&root).expect("rm root");
+    std::fs::create_dir(&root).expect("mkdir root");
+    std::fs::rename(&keep, root.join("ledger-notes")).expect("move back");
+    settle(&w, &p, "recreate the skills root");
+    std::fs::write(
+        root.join("ledger-notes/SKILL.md"),
+        skill_md("ledger-notes", "files get"),
+    )
+    .expect("write");
+    let e = settle(&w, &p, "edit a skill of the new root");
+    assert!(e["executors_added"].as_u64().is_some_and(|n| n > 0), "{e}");
+
     // Ctrl-C: a clean exit.
     let pid = w.child.id().to_string();
     let status = Command::new("kill").args(["-INT", &pid]).status().expect("kill");

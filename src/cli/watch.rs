@@ -148,6 +148,7 @@ pub(crate) fn run(args: &WatchArgs, out: &mut Printer) -> anyhow::Result<Status>
                 // pipeline.toml may change the roots, the output, the key: start over. The old
                 // session (and its lock) goes first.
                 let since = c.since;
+                let roots = running.watcher.targets().roots.clone();
                 drop(running);
                 running = loop {
                     match start(args, out, &tx) {
@@ -166,7 +167,7 @@ pub(crate) fn run(args: &WatchArgs, out: &mut Printer) -> anyhow::Result<Status>
                         Err(e) => {
                             problem(args, &reporter, out, &format!("{e:#}; fix it and save again"));
                             // Wait for the next change of the configuration (or a stop).
-                            match wait_for_config(&rx, &tx) {
+                            match wait_for_config(&rx, &tx, &roots) {
                                 true => continue,
                                 false => return stopped(args, &reporter, out),
                             }
@@ -181,14 +182,19 @@ pub(crate) fn run(args: &WatchArgs, out: &mut Printer) -> anyhow::Result<Status>
     stopped(args, &reporter, out)
 }
 
-/// Without a valid configuration nothing is watched but its folder: polls it until it
-/// changes. Returns false on a stop.
-fn wait_for_config(rx: &mpsc::Receiver<Message>, tx: &mpsc::Sender<Message>) -> bool {
+/// Without a valid configuration (or with a skill root missing) nothing is watched: polls
+/// `pipeline.toml` and the roots until one changes. Returns false on a stop.
+fn wait_for_config(rx: &mpsc::Receiver<Message>, tx: &mpsc::Sender<Message>, roots: &[PathBuf]) -> bool {
     let Ok(cwd) = std::env::current_dir() else {
         return false;
     };
     let config = super::project::find_root(&cwd).join(crate::config::FILE_NAME);
-    let stamp = || std::fs::metadata(&config).and_then(|m| m.modified()).ok();
+    let stamp = || {
+        (
+            std::fs::metadata(&config).and_then(|m| m.modified()).ok(),
+            roots.iter().map(|r| r.is_dir()).collect::<Vec<_>>(),
+        )
+    };
     let last = stamp();
     loop {
         match rx.recv_timeout(Duration::from_millis(200)) {
