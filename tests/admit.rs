@@ -6,20 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{Run, insta_settings, manifest_dir, skillc_env};
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.expect("walk");
-        let rel = entry.path().strip_prefix(from).expect("prefix");
-        let dest = to.join(rel);
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).expect("mkdir");
-        } else {
-            std::fs::copy(entry.path(), &dest).expect("copy");
-        }
-    }
-}
+use common::{Run, copy_dir, insta_settings, manifest_dir, skillc_env};
 
 /// Builds a copy of fixture `case` with `env`; returns the project folder and the run.
 fn build(case: &str, env: &[(&str, &str)]) -> (tempfile::TempDir, Run) {

@@ -8,26 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Run, SKILLC, corpus, insta_settings, manifest_dir, skillc_env};
-
-/// A fixed test key (never a real one): deterministic signatures for snapshots.
-fn write_test_key(path: &Path) {
-    let key = skillc::sign::SecretKey::from_seed([42u8; 32], *b"testKEY!");
-    std::fs::write(path, key.to_file()).expect("write key");
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.expect("walk");
-        let rel = entry.path().strip_prefix(from).expect("prefix");
-        let dest = to.join(rel);
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).expect("mkdir");
-        } else {
-            std::fs::copy(entry.path(), &dest).expect("copy");
-        }
-    }
-}
+use common::{Run, SKILLC, copy_dir, corpus, insta_settings, manifest_dir, skillc_env, write_test_key};
 
 /// A project in a temporary folder: a copy of the repository's example skills and a test key.
 struct Project {

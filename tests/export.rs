@@ -16,7 +16,7 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{corpus, manifest_dir, skillc};
+use common::{copy_dir, corpus, manifest_dir, skillc};
 use skillc::skill::validate::{self, Context, Mode};
 
 /// The reference validator's command, or `None` (a failure under CI).
@@ -185,18 +185,6 @@ fn exports_pass_the_reference_validator() {
                 dir.display(),
                 skill.display()
             );
-        }
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for e in walkdir::WalkDir::new(from) {
-        let e = e.expect("walkable");
-        let dest = to.join(e.path().strip_prefix(from).expect("inside"));
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).expect("mkdir");
-        } else {
-            std::fs::copy(e.path(), &dest).expect("copy");
         }
     }
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use common::{corpus, insta_settings, manifest_dir, skillc};
+use common::{copy_dir, corpus, insta_settings, manifest_dir, skillc};
 use skillc::migrate::{self, FromFormat, Migration, Outcome};
 use skillc::skill::validate::{self, Context, Mode};
 
@@ -221,19 +221,6 @@ fn is_vendor_skill(text: &str) -> bool {
         ]
         .iter()
         .any(|w| head.contains(w))
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for e in walkdir::WalkDir::new(from).follow_links(false) {
-        let e = e.expect("walkable");
-        let rel = e.path().strip_prefix(from).expect("inside");
-        let dest = to.join(rel);
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).expect("mkdir");
-        } else if e.file_type().is_file() {
-            std::fs::copy(e.path(), &dest).expect("copy");
-        }
-    }
 }
 
 #[test]

@@ -7,20 +7,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use common::{Run, corpus, insta_settings, manifest_dir, skillc_env};
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.expect("walk");
-        let rel = entry.path().strip_prefix(from).expect("prefix");
-        let dest = to.join(rel);
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).expect("mkdir");
-        } else {
-            std::fs::copy(entry.path(), &dest).expect("copy");
-        }
-    }
-}
+use common::{Run, copy_dir, corpus, insta_settings, manifest_dir, skillc_env, write_test_key};
 
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
@@ -283,12 +270,6 @@ fn explain_knows_the_scan_rules() {
         assert!(list.stdout.contains(r.code), "{} missing from `skillc explain`", r.code);
     }
     assert!(list.stdout.contains("SC000"));
-}
-
-/// A fixed test key (never a real one).
-fn write_test_key(path: &Path) {
-    let key = skillc::sign::SecretKey::from_seed([42u8; 32], *b"testKEY!");
-    std::fs::write(path, key.to_file()).expect("write key");
 }
 
 fn report(dir: &Path) -> serde_json::Value {

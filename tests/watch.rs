@@ -15,28 +15,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{SKILLC, manifest_dir, skillc_env};
+use common::{SKILLC, copy_dir, manifest_dir, skillc_env, write_test_key};
 
 const SDE: (&str, &str) = ("SOURCE_DATE_EPOCH", "1800000000");
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-fn write_test_key(path: &Path) {
-    let key = skillc::sign::SecretKey::from_seed([42u8; 32], *b"testKEY!");
-    std::fs::write(path, key.to_file()).expect("write key");
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.expect("walk");
-        let rel = entry.path().strip_prefix(from).expect("prefix");
-        let dest = to.join(rel);
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).expect("mkdir");
-        } else {
-            std::fs::copy(entry.path(), &dest).expect("copy");
-        }
-    }
-}
 
 /// Every file of a folder: relative path → (bytes, executable).
 fn tree(dir: &Path) -> BTreeMap<String, (Vec<u8>, bool)> {

@@ -129,3 +129,23 @@ pub fn corpus() -> Option<PathBuf> {
     }
     found
 }
+
+/// Copies a folder tree (regular files and folders; symbolic links and other files are left
+/// out, as corpus copies must not follow links).
+pub fn copy_dir(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from).follow_links(false) {
+        let e = e.expect("walkable");
+        let dest = to.join(e.path().strip_prefix(from).expect("inside"));
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).expect("mkdir");
+        } else if e.file_type().is_file() {
+            std::fs::copy(e.path(), &dest).expect("copy");
+        }
+    }
+}
+
+/// Writes a fixed test key (never a real one): deterministic signatures for snapshots.
+pub fn write_test_key(path: &Path) {
+    let key = skillc::sign::SecretKey::from_seed([42u8; 32], *b"testKEY!");
+    std::fs::write(path, key.to_file()).expect("write key");
+}
