@@ -392,6 +392,7 @@ fn cli_dry_run_writes_nothing_and_write_rewrites_in_place() {
         ["migrate", "hermes-all-fields", "--out", "migrated", "--format", "json"],
     );
     assert_eq!(again.json()["summary"]["written"], 0, "{}", again.stderr);
+    assert!(again.stderr.contains("is not written"), "{}", again.stderr);
 
     let write = skillc(tmp.path(), ["migrate", "hermes-all-fields", "--write"]);
     assert_eq!(write.code, Some(1));
@@ -414,4 +415,30 @@ fn cli_human_report() {
     let run = skillc(&dir, ["migrate", "openclaw-all-fields", "hermes-all-fields"]);
     assert_eq!(run.code, Some(1));
     insta_settings().bind(|| insta::assert_snapshot!("migrate_cli_human_report", run.stdout));
+}
+
+#[test]
+fn an_out_copy_that_exists_is_never_overwritten_and_fails_the_run() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let skill = tmp.path().join("tagged");
+    std::fs::create_dir_all(&skill).expect("mkdir");
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: tagged\ndescription: A Hermes skill with tags only. Use in tests.\nmetadata:\n  hermes:\n    tags: [a, b]\n---\n# Tagged\n",
+    )
+    .expect("write");
+    let first = skillc(tmp.path(), ["migrate", "tagged", "--out", "migrated"]);
+    assert_eq!(
+        first.code,
+        Some(0),
+        "nothing blocks this one: {}{}",
+        first.stdout,
+        first.stderr
+    );
+    let copy = tmp.path().join("migrated/tagged/SKILL.md");
+    std::fs::write(&copy, "mine").expect("write");
+    let again = skillc(tmp.path(), ["migrate", "tagged", "--out", "migrated"]);
+    assert_eq!(again.code, Some(1), "{}{}", again.stdout, again.stderr);
+    assert!(again.stderr.contains("is not written"), "{}", again.stderr);
+    assert_eq!(std::fs::read_to_string(&copy).expect("read"), "mine");
 }

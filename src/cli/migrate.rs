@@ -152,6 +152,11 @@ pub(crate) fn run(args: &MigrateArgs, out: &mut Printer) -> anyhow::Result<Statu
         });
     }
 
+    // `--out`: a migrated skill whose copy could not be written (its folder exists) fails.
+    let unwritten = done
+        .iter()
+        .filter(|d| args.out.is_some() && d.migration.output.is_some() && d.written.is_none())
+        .count();
     let mut summary = Summary {
         skills: done.len(),
         ..Summary::default()
@@ -228,7 +233,7 @@ pub(crate) fn run(args: &MigrateArgs, out: &mut Printer) -> anyhow::Result<Statu
     }
     out.flush()?;
     Ok(
-        if summary.blocked > 0 || summary.failed > 0 || !loaded.problems.is_empty() {
+        if summary.blocked > 0 || summary.failed > 0 || unwritten > 0 || !loaded.problems.is_empty() {
             Status::Failure
         } else {
             Status::Success
