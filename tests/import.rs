@@ -646,6 +646,19 @@ fn malicious_zips_are_refused_with_nothing_written() {
     let mut many_refs: Vec<(&str, &[u8])> = many.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
     many_refs.push(("evil/SKILL.md", good.as_bytes()));
     cases.push(("many.zip", zip_of(&many_refs)));
+    // Two entries of the same name (writers refuse to make one: the name is patched in), the
+    // second a different skill: what a reviewer lists is not what would be installed.
+    let other = skill_md("other", "");
+    let mut dup = zip_of(&[("evil/SKILL.md", good.as_bytes()), ("evil/SKILL.mX", other.as_bytes())]);
+    let (from, to) = (b"evil/SKILL.mX", b"evil/SKILL.md");
+    let mut i = 0;
+    while i + from.len() <= dup.len() {
+        if &dup[i..i + from.len()] == from {
+            dup[i..i + from.len()].copy_from_slice(to);
+        }
+        i += 1;
+    }
+    cases.push(("duplicate.zip", dup));
     let mut args = Vec::new();
     for (name, bytes) in &cases {
         let path = src.path().join(name);

@@ -61,9 +61,48 @@ pub enum Refusal {
     /// Two entries with the same path.
     #[error("entry `{0}` appears twice")]
     Duplicate(String),
+    /// Entries with exactly the same name (only one of them would be read).
+    #[error("entries share a name: the archive lists {declared} entries but {distinct} distinct names")]
+    SameNames {
+        /// Entries the central directory declares.
+        declared: u64,
+        /// Distinct names.
+        distinct: u64,
+    },
     /// No SKILL.md at the root or in a single top folder.
     #[error("no SKILL.md at the archive root or in a single top folder")]
     NoSkill,
+}
+
+/// The number of entries the end-of-central-directory record declares (APPNOTE 4.3.16 and,
+/// for ZIP64, 4.3.14), or `None` when the record cannot be found.
+fn declared_entries(bytes: &[u8]) -> Option<u64> {
+    const EOCD: &[u8] = b"PK\x05\x06";
+    const ZIP64_LOCATOR: &[u8] = b"PK\x06\x07";
+    const ZIP64_EOCD: &[u8] = b"PK\x06\x06";
+    let from = bytes.len().saturating_sub(22 + 0xFFFF);
+    let at = from + bytes.get(from..)?.windows(4).rposition(|w| w == EOCD)?;
+    let u16_at = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let u64_at = |o: usize| {
+        bytes
+            .get(o..o + 8)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map(u64::from_le_bytes)
+    };
+    let total = u16_at(at + 10)?;
+    if total != 0xFFFF {
+        return Some(u64::from(total));
+    }
+    // ZIP64: the locator sits just before the record and points at the ZIP64 record.
+    let locator = at.checked_sub(20)?;
+    if bytes.get(locator..locator + 4)? != ZIP64_LOCATOR {
+        return None;
+    }
+    let record = usize::try_from(u64_at(locator + 8)?).ok()?;
+    if bytes.get(record..record + 4)? != ZIP64_EOCD {
+        return None;
+    }
+    u64_at(record + 32)
 }
 
 /// Validates one entry name and returns its normalized `/`-separated relative path (`.` and
@@ -105,6 +144,14 @@ pub struct Extracted {
 /// The first [`Refusal`]: nothing is returned for an archive with any bad entry.
 pub fn read_skill(bytes: &[u8], limits: ArchiveLimits) -> Result<Extracted, Refusal> {
     let mut zip = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| Refusal::NotZip(e.to_string()))?;
+    // The zip crate keeps one entry per name: entries of the same name (what a reviewer sees
+    // is not what would be installed) show as fewer entries than the directory declares.
+    if let Some(declared) = declared_entries(bytes).filter(|n| *n != zip.len() as u64) {
+        return Err(Refusal::SameNames {
+            declared,
+            distinct: zip.len() as u64,
+        });
+    }
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     let mut executable = BTreeSet::new();
     let mut total: u64 = 0;
