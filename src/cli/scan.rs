@@ -12,7 +12,7 @@ use super::check::load_skills;
 use super::{Printer, Status, project};
 use crate::config::FindingSeverity;
 use crate::diag;
-use crate::scan::unicode::escape_invisible;
+use crate::scan::unicode::{escape_invisible, escape_name};
 use crate::scan::{self, Finding, ScanReport};
 use crate::skill::validate::Mode;
 
@@ -187,7 +187,7 @@ fn human(
             };
             out.line(&format!(
                 "{}:{}:{}: {severity}: {}{context}",
-                escape_invisible(&f.file),
+                escape_name(&f.file),
                 f.line,
                 f.column,
                 escape_invisible(&f.reason)

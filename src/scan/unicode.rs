@@ -362,6 +362,24 @@ pub fn escape_invisible(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// Like [`escape_invisible`], for a file name printed on one line: line breaks and tabs, which
+/// no file name needs, are written `<U+XXXX>` too (a name with a newline could fake output
+/// lines).
+pub fn escape_name(name: &str) -> std::borrow::Cow<'_, str> {
+    if !name.chars().any(|c| c.is_control() || classify(c).is_some()) {
+        return std::borrow::Cow::Borrowed(name);
+    }
+    let mut out = String::with_capacity(name.len() + 8);
+    for c in name.chars() {
+        if c.is_control() || classify(c).is_some() {
+            out.push_str(&format!("<U+{:04X}>", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Scans a file name (its path relative to the skill) for deceptive characters: a bidi
 /// override in a name (`invoice<U+202E>fdp.exe`, shown as `invoiceexe.pdf`) is critical.
 pub fn scan_name(rel: &str, file: &str, out: &mut Vec<Finding>) {
@@ -398,6 +416,12 @@ pub fn scan_name(rel: &str, file: &str, out: &mut Vec<Finding>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_printed_on_one_line() {
+        assert_eq!(escape_name("a\nb\tc\u{202E}d.md"), "a<U+000A>b<U+0009>c<U+202E>d.md");
+        assert_eq!(escape_name("plain/name.md"), "plain/name.md");
+    }
 
     fn codes(text: &str) -> Vec<(&'static str, FindingSeverity)> {
         let mut out = Vec::new();
