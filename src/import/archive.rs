@@ -165,6 +165,10 @@ pub fn read_skill(bytes: &[u8], limits: ArchiveLimits) -> Result<Extracted, Refu
         if entry.is_dir() || path.is_empty() || path == "__MACOSX" || path.starts_with("__MACOSX/") {
             continue;
         }
+        // The folders a skill folder's import (and `db::load`) skips: VCS data, caches.
+        if path.split('/').any(|c| crate::db::load::SKIPPED_DIRS.contains(&c)) {
+            continue;
+        }
         if entry.encrypted() {
             return Err(Refusal::Encrypted(raw));
         }
@@ -274,6 +278,20 @@ mod tests {
         assert_eq!(entry_path("/etc/passwd"), Err(Refusal::Absolute("/etc/passwd".into())));
         assert_eq!(entry_path("C:/x"), Err(Refusal::Absolute("C:/x".into())));
         assert!(matches!(entry_path("a\\..\\x"), Err(Refusal::BadName(_))));
+    }
+
+    #[test]
+    fn vcs_and_cache_folders_are_left_out_as_in_folder_imports() {
+        let z = zip_of(&[
+            ("s/SKILL.md", b"s"),
+            ("s/.git/config", b"c"),
+            ("s/.skillc/state.json", b"{}"),
+            ("s/scripts/__pycache__/a.pyc", b"x"),
+            ("s/scripts/a.py", b"p"),
+        ]);
+        let got = read_skill(&z, LIMITS).unwrap();
+        let paths: Vec<&str> = got.files.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["SKILL.md", "scripts/a.py"]);
     }
 
     #[test]
