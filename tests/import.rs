@@ -979,3 +979,22 @@ fn fifos_given_as_sources_are_refused_not_read() {
         assert_eq!(statuses(&j), [("failed".to_string(), "IM001".to_string())]);
     }
 }
+
+#[test]
+fn an_import_into_another_folder_is_locked_there_and_restored_there() {
+    let src = tempfile::tempdir().unwrap();
+    let folder = src.path().join("kit");
+    write(&folder.join("SKILL.md"), skill_md("kit", ""));
+    let p = Project::new();
+    let r = p.import(&["--into", "vendor", &folder.display().to_string()]);
+    assert_eq!(r.code, Some(0), "{}", r.stdout);
+    assert!(p.path().join("vendor/kit/SKILL.md").is_file());
+    let lock = p.lock().expect("skillc.lock");
+    assert!(lock.contains("into = \"vendor\""), "{lock}");
+    // `--locked` puts it back where it was imported, not into the skills root.
+    std::fs::remove_dir_all(p.path().join("vendor/kit")).unwrap();
+    let r = p.import(&["--locked"]);
+    assert_eq!(r.code, Some(0), "{}", r.stdout);
+    assert!(p.path().join("vendor/kit/SKILL.md").is_file());
+    assert!(!p.path().join("skills/kit").exists());
+}

@@ -63,16 +63,17 @@ fn import_time() -> anyhow::Result<String> {
 pub(crate) fn run(args: &ImportArgs, out: &mut Printer) -> anyhow::Result<Status> {
     let cwd = std::env::current_dir()?;
     let project = project::load(&cwd, out)?;
+    let default_into = project.root.join(
+        project
+            .config
+            .skills
+            .first()
+            .cloned()
+            .unwrap_or_else(|| PathBuf::from("skills")),
+    );
     let into = match &args.into {
         Some(p) => cwd.join(p),
-        None => project.root.join(
-            project
-                .config
-                .skills
-                .first()
-                .cloned()
-                .unwrap_or_else(|| PathBuf::from("skills")),
-        ),
+        None => default_into.clone(),
     };
     std::fs::create_dir_all(&into).with_context(|| format!("creating the skills root {}", into.display()))?;
     // One import at a time per project: two would race on skillc.lock.
@@ -101,8 +102,24 @@ pub(crate) fn run(args: &ImportArgs, out: &mut Printer) -> anyhow::Result<Status
         refresh: args.refresh,
         now: wall,
     });
+    // A folder other than the project's skills root is recorded in skillc.lock, so that
+    // `--locked` installs there again.
+    let same = |a: &std::path::Path, b: &std::path::Path| {
+        std::fs::canonicalize(a)
+            .ok()
+            .is_some_and(|a| std::fs::canonicalize(b).is_ok_and(|b| a == b))
+    };
+    let into_recorded = (!same(&into, &default_into)).then(|| {
+        let abs = std::fs::canonicalize(&into).unwrap_or_else(|_| into.clone());
+        let root = std::fs::canonicalize(&project.root).unwrap_or_else(|_| project.root.clone());
+        match abs.strip_prefix(&root) {
+            Ok(rel) => rel.to_string_lossy().replace('\\', "/"),
+            Err(_) => abs.to_string_lossy().into_owned(),
+        }
+    });
     let options = Options {
         into: into.clone(),
+        into_recorded,
         root: project.root.clone(),
         limits: project.config.limits,
         fail_on: project.config.fail_on,

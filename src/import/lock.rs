@@ -31,6 +31,10 @@ pub struct Entry {
     pub sha256: String,
     /// RFC 3339 UTC time of the import (`SOURCE_DATE_EPOCH` when set).
     pub imported_at: String,
+    /// The folder it was imported into (`--into`), relative to the project root when inside
+    /// it; absent for the project's skills root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub into: Option<String>,
 }
 
 /// The whole lock file: entries by skill name.
@@ -168,6 +172,7 @@ mod tests {
             resolved: Some("0123abcd".into()),
             sha256: "ff".into(),
             imported_at: "2026-11-30T00:00:00Z".into(),
+            into: None,
         }
     }
 

@@ -39,6 +39,9 @@ use spec::Spec;
 pub struct Options {
     /// The skills root the skills are written into (an existing or creatable folder).
     pub into: PathBuf,
+    /// `into` as recorded in `skillc.lock` (relative to the project root when inside it),
+    /// when it is not the project's skills root; `--locked` installs there again.
+    pub into_recorded: Option<String>,
     /// The project root: where `skillc.lock` lives and what local sources are recorded
     /// relative to.
     pub root: PathBuf,
@@ -186,6 +189,7 @@ pub fn import(sources: &[String], options: &Options) -> Result<Vec<Outcome>, Imp
                 resolved: outcome.resolved.clone(),
                 sha256: sha,
                 imported_at: options.imported_at.clone(),
+                into: options.into_recorded.clone(),
             });
         }
         outcomes.push(outcome);
@@ -251,9 +255,18 @@ pub fn import_locked(options: &Options) -> Result<Vec<Outcome>, ImportError> {
             })
             .collect());
     }
+    let entries: Vec<&lock::Entry> = lock_file.entries.values().collect();
     Ok(fetched
         .into_iter()
-        .filter_map(|(o, acquired)| acquired.map(|a| install(o, a, options)))
+        .zip(entries)
+        .filter_map(|((o, acquired), entry)| {
+            // Where it was imported the first time.
+            let mut here = options.clone();
+            if let Some(into) = &entry.into {
+                here.into = options.root.join(into);
+            }
+            acquired.map(|a| install(o, a, &here))
+        })
         .collect())
 }
 
