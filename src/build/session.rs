@@ -643,11 +643,10 @@ impl Session {
                                 .map(|(k, v)| (k.clone(), v.clone()))
                                 .collect(),
                         };
+                        // Only a cache: when it cannot be written, the next process runs
+                        // Python again (a failing `.skillc/` fails the store write below).
                         let _ = std::fs::create_dir_all(&self.opts.state_dir);
-                        if let Err(e) = store::write(&self.opts.state_dir.join(L5_CACHE), &cache) {
-                            // Only a cache: the next process runs Python again.
-                            eprintln!("warning: {e}");
-                        }
+                        let _ = store::write(&self.opts.state_dir.join(L5_CACHE), &cache);
                     }
                     None => {
                         changed |= recorded.python;
