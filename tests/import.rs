@@ -997,4 +997,16 @@ fn an_import_into_another_folder_is_locked_there_and_restored_there() {
     assert_eq!(r.code, Some(0), "{}", r.stdout);
     assert!(p.path().join("vendor/kit/SKILL.md").is_file());
     assert!(!p.path().join("skills/kit").exists());
+    // A lock edited by hand to name it otherwise: refused, nothing written.
+    let lock_path = p.path().join("skillc.lock");
+    let edited = std::fs::read_to_string(&lock_path)
+        .unwrap()
+        .replace("name = \"kit\"", "name = \"other\"");
+    std::fs::write(&lock_path, edited).unwrap();
+    std::fs::remove_dir_all(p.path().join("vendor/kit")).unwrap();
+    let (r, j) = p.import_json(&["--locked"]);
+    assert_eq!(r.code, Some(1), "{}", r.stdout);
+    assert_eq!(statuses(&j), [("failed".to_string(), "IM009".to_string())]);
+    assert!(r.stdout.contains("names it `kit`"), "{}", r.stdout);
+    assert!(!p.path().join("vendor/kit").exists() && !p.path().join("vendor/other").exists());
 }

@@ -228,11 +228,21 @@ pub fn import_locked(options: &Options) -> Result<Vec<Outcome>, ImportError> {
                 outcome.resolved = acquired.resolved.clone();
                 outcome.cache = acquired.cache;
                 outcome.sha256 = Some(sha.clone());
+                let named = skill_name_of(&acquired.files);
                 if sha != entry.sha256 {
                     ok = false;
                     let reason = format!(
                         "content drift: skillc.lock has sha256 {}, the source now has {sha}",
                         entry.sha256
+                    );
+                    fetched.push((outcome.end(Status::Failed, &rules::IM009, reason), None));
+                } else if named.as_deref() != Some(entry.name.as_str()) {
+                    // The lock was edited by hand: it would install another name than it says.
+                    ok = false;
+                    let reason = format!(
+                        "skillc.lock names this skill `{}`, but its SKILL.md names it `{}`",
+                        entry.name,
+                        named.as_deref().unwrap_or("(nothing)")
                     );
                     fetched.push((outcome.end(Status::Failed, &rules::IM009, reason), None));
                 } else {
@@ -268,6 +278,19 @@ pub fn import_locked(options: &Options) -> Result<Vec<Outcome>, ImportError> {
             acquired.map(|a| install(o, a, &here))
         })
         .collect())
+}
+
+/// The `name` a skill's SKILL.md (or `skill.md`) gives, when readable.
+fn skill_name_of(files: &[(String, Vec<u8>)]) -> Option<String> {
+    let (_, bytes) = files
+        .iter()
+        .find(|(p, _)| p == "SKILL.md")
+        .or_else(|| files.iter().find(|(p, _)| p == "skill.md"))?;
+    let ctx = Context {
+        dir_name: "",
+        mode: Mode::Default,
+    };
+    validate::analyze("SKILL.md", bytes, &ctx).model.name.map(|n| n.value)
 }
 
 /// The source as recorded in the lock file: local paths relative to the project root when
