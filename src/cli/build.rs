@@ -12,9 +12,9 @@ use crate::build::session::{BuildError, Options, Outcome, Session};
 use crate::config::Level;
 use crate::emit::{self, write};
 
-/// Arguments of `skillc build`.
+/// What a build reads and where it writes: the flags `skillc build` and `skillc watch` share.
 #[derive(Debug, clap::Args)]
-pub struct BuildArgs {
+pub struct ProjectArgs {
     /// Folders searched for skills (repeatable; default: `[pipeline] skills`, i.e. `skills`).
     #[arg(long = "skills", value_name = "DIR")]
     pub skills: Vec<PathBuf>,
@@ -32,6 +32,13 @@ pub struct BuildArgs {
     /// development key created under `.skillc/`).
     #[arg(long, value_name = "FILE")]
     pub key: Option<PathBuf>,
+}
+
+/// Arguments of `skillc build`.
+#[derive(Debug, clap::Args)]
+pub struct BuildArgs {
+    #[command(flatten)]
+    pub project: ProjectArgs,
     /// Output format of the summary (`json` prints report.json).
     #[arg(long, value_enum, default_value_t = ReportFormat::Human)]
     pub format: ReportFormat,
@@ -67,7 +74,7 @@ pub(crate) struct Prepared {
 }
 
 /// Resolves the configuration, checks the folders, takes the lock and finds the key.
-pub(crate) fn prepare(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Prepared> {
+pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<Prepared> {
     let cwd = std::env::current_dir()?;
     let project = project::load(&cwd, out)?;
     let cfg = &project.config;
@@ -185,7 +192,7 @@ pub(crate) fn report_error(e: BuildError, vocab_text: &str, out: &mut Printer) -
 
 pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status> {
     let started = Instant::now();
-    let prepared = prepare(args, out)?;
+    let prepared = prepare(&args.project, out)?;
     let mut events =
         super::progress::Reporter::new(args.message_format, args.quiet || args.format == ReportFormat::Json);
     events.started(prepared.options.roots.len());

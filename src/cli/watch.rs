@@ -10,30 +10,17 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::build::{BuildArgs, Prepared, prepare, report_error};
+use super::build::{Prepared, ProjectArgs, prepare, report_error};
 use super::progress::{MessageFormat, Reporter, finished_json};
-use super::{Printer, ReportFormat, Status};
+use super::{Printer, Status};
 use crate::build::session::{Outcome, Session};
 use crate::watch::{Changes, Message, Targets, Watcher, next};
 
 /// Arguments of `skillc watch`.
 #[derive(Debug, clap::Args)]
 pub struct WatchArgs {
-    /// Folders searched for skills (repeatable; default: `[pipeline] skills`).
-    #[arg(long = "skills", value_name = "DIR")]
-    pub skills: Vec<PathBuf>,
-    /// Output folder (default: `[pipeline] out`).
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// Vocabulary file (default: `[pipeline] vocabulary` when present, else the built-in one).
-    #[arg(long, value_name = "FILE")]
-    pub vocabulary: Option<PathBuf>,
-    /// Skip admission levels, for development only (e.g. `--skip L2`).
-    #[arg(long, value_delimiter = ',', value_name = "LEVELS")]
-    pub skip: Vec<String>,
-    /// Secret key file (as for `skillc build`).
-    #[arg(long, value_name = "FILE")]
-    pub key: Option<PathBuf>,
+    #[command(flatten)]
+    pub project: ProjectArgs,
     /// `human`: one line per rebuild; `json`: one JSON object per event (docs/json.md).
     #[arg(long, value_enum, default_value_t = MessageFormat::Human)]
     pub message_format: MessageFormat,
@@ -43,21 +30,6 @@ pub struct WatchArgs {
     /// Milliseconds without events before a burst of changes is built.
     #[arg(long, value_name = "MS", default_value_t = 30)]
     pub debounce: u64,
-}
-
-impl WatchArgs {
-    fn build_args(&self) -> BuildArgs {
-        BuildArgs {
-            skills: self.skills.clone(),
-            out: self.out.clone(),
-            vocabulary: self.vocabulary.clone(),
-            skip: self.skip.clone(),
-            key: self.key.clone(),
-            format: ReportFormat::Human,
-            message_format: self.message_format,
-            quiet: true,
-        }
-    }
 }
 
 /// A prepared project with its session and watcher.
@@ -73,7 +45,7 @@ fn start(
     tx: &mpsc::Sender<Message>,
 ) -> anyhow::Result<(Running, Outcome, Duration)> {
     let started = Instant::now();
-    let prepared = prepare(&args.build_args(), out)?;
+    let prepared = prepare(&args.project, out)?;
     let o = &prepared.options;
     let targets = Targets {
         roots: o.roots.iter().map(|r| o.root.join(r)).collect(),
