@@ -1,44 +1,14 @@
 //! Emission: the exact `out/` tree of a build (FORMATS.md, "out/") and writing it to disk.
 //!
-//! The tree is computed in memory first ([`OutTree`]), as a pure function of the build; then
-//! [`write`] compares it with the folder on disk and writes only files whose bytes differ
-//! (atomically: temporary file + rename), removes files that are no longer part of the
-//! contract, and never touches a folder it does not own. `out/` is never read as an input:
-//! the comparison only decides whether a write is needed.
+//! This module renders the files of the contract (catalog, routing battery, paths) as pure
+//! functions of the build; [`write`] holds the disk side (ownership guard, atomic writes,
+//! removals). The build session decides what to write by comparing digests with its store;
+//! `out/` is never read as an input.
 
 pub mod write;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-
-/// One file of the tree.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OutFile {
-    /// The bytes.
-    pub bytes: Vec<u8>,
-    /// Whether it gets the executable bit (wrappers).
-    pub executable: bool,
-}
-
-/// The whole `out/` folder: `/`-separated relative path → file.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct OutTree {
-    /// The files, sorted by path.
-    pub files: BTreeMap<String, OutFile>,
-}
-
-impl OutTree {
-    /// Adds a file.
-    pub fn add(&mut self, path: impl Into<String>, bytes: impl Into<Vec<u8>>, executable: bool) {
-        self.files.insert(
-            path.into(),
-            OutFile {
-                bytes: bytes.into(),
-                executable,
-            },
-        );
-    }
-}
 
 /// The top-level files of the contract.
 pub const CATALOG: &str = "catalog.toml";

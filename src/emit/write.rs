@@ -1,4 +1,5 @@
-//! Writing an [`OutTree`] to disk: atomically, only what changed, removing what is gone.
+//! Writing `out/` to disk: the ownership guard, atomic writes, removals and the audit log.
+//! What to write and remove is decided by the build session (`build::session`).
 
 use std::collections::BTreeSet;
 use std::io::{self, Write as _};
@@ -6,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use super::{CATALOG, CATALOG_SIG, OutTree, REPORT};
+use super::{CATALOG, CATALOG_SIG, REPORT};
 
 /// Failures while emitting.
 #[derive(Debug, thiserror::Error)]
@@ -36,24 +37,6 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> EmitError + '_ {
     move |e| EmitError::Io {
         path: path.display().to_string(),
         message: e.to_string(),
-    }
-}
-
-/// What a write would change.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Changes {
-    /// Paths written (new or different bytes), the catalog and its signature last.
-    pub written: Vec<String>,
-    /// Paths removed: files skillc wrote earlier that are no longer part of the catalog.
-    pub removed: Vec<String>,
-    /// Files in the folder that skillc did not write; never touched, reported.
-    pub foreign: Vec<String>,
-}
-
-impl Changes {
-    /// Nothing to do.
-    pub fn is_empty(&self) -> bool {
-        self.written.is_empty() && self.removed.is_empty()
     }
 }
 
@@ -139,67 +122,6 @@ pub fn in_contract(path: &str) -> bool {
     [CATALOG, CATALOG_SIG, super::PUBLIC_KEY, REPORT, super::ROUTING].contains(&path)
         || path.starts_with("executors/")
         || path.starts_with("skills/")
-}
-
-/// Compares `tree` with `dir` (bytes and executable bit). `written_before` lists what skillc
-/// wrote last time (from its state); only those files — or, without a record, files of the
-/// catalog's shape — are ever removed. Symbolic links in `dir` are refused.
-pub fn changes(dir: &Path, tree: &OutTree, written_before: Option<&BTreeSet<String>>) -> Result<Changes, EmitError> {
-    let existing = list_files(dir).map_err(io_err(dir))?;
-    if let Some(link) = existing.iter().find(|l| l.symlink) {
-        return Err(EmitError::Symlink(dir.join(&link.path).display().to_string()));
-    }
-    let existing: BTreeSet<String> = existing.into_iter().map(|l| l.path).collect();
-    let same: Vec<bool> = tree
-        .files
-        .par_iter()
-        .map(|(path, file)| {
-            let full = dir.join(path);
-            existing.contains(path)
-                && std::fs::metadata(&full).is_ok_and(|m| m.len() == file.bytes.len() as u64)
-                && std::fs::read(&full).is_ok_and(|b| b == file.bytes)
-                && executable(&full) == file.executable
-        })
-        .collect();
-    let mut c = Changes::default();
-    // The catalog is written last, so that a reader never sees a new catalog whose files are
-    // not there yet.
-    let last = [CATALOG_SIG, CATALOG];
-    let differing: Vec<&String> = tree
-        .files
-        .keys()
-        .zip(same)
-        .filter(|(_, same)| !same)
-        .map(|(p, _)| p)
-        .collect();
-    let (catalog, rest): (Vec<&String>, Vec<&String>) = differing.into_iter().partition(|p| last.contains(&p.as_str()));
-    c.written.extend(rest.into_iter().chain(catalog).cloned());
-    for path in existing {
-        if tree.files.contains_key(&path) {
-            continue;
-        }
-        let ours = match written_before {
-            Some(before) => before.contains(&path),
-            None => in_contract(&path),
-        };
-        if ours {
-            c.removed.push(path);
-        } else {
-            c.foreign.push(path);
-        }
-    }
-    Ok(c)
-}
-
-#[cfg(unix)]
-fn executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
-}
-
-#[cfg(not(unix))]
-fn executable(_: &Path) -> bool {
-    false
 }
 
 /// Writes `bytes` to `path` atomically (temporary file in the same folder, then rename).
@@ -346,32 +268,6 @@ pub fn remove_files(dir: &Path, paths: &[String]) -> Result<(), EmitError> {
     Ok(())
 }
 
-/// Applies `changes` for `tree` to `dir`, then removes folders left empty.
-///
-/// # Errors
-/// Any IO failure, with the path.
-pub fn apply(dir: &Path, tree: &OutTree, changes: &Changes) -> Result<(), EmitError> {
-    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-    for path in &changes.written {
-        let Some(file) = tree.files.get(path) else { continue };
-        let mode = if file.executable { 0o755 } else { 0o644 };
-        write_atomic(&dir.join(path), &file.bytes, Some(mode))?;
-    }
-    for path in &changes.removed {
-        let full = dir.join(path);
-        std::fs::remove_file(&full).map_err(io_err(&full))?;
-        // Remove the folders the file leaves empty, up to `dir`.
-        let mut parent = full.parent();
-        while let Some(p) = parent {
-            if p == dir || std::fs::remove_dir(p).is_err() {
-                break;
-            }
-            parent = p.parent();
-        }
-    }
-    Ok(())
-}
-
 /// Appends lines to a file (the audit log), creating it and its folder.
 ///
 /// # Errors
@@ -396,45 +292,6 @@ pub fn append_lines(path: &Path, lines: &[String]) -> Result<(), EmitError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn writes_only_changes_and_removes_stale_files() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let mut tree = OutTree::default();
-        tree.add("catalog.toml", "a", false);
-        tree.add("executors/s/x/x.py", "print()", true);
-        let c = changes(dir.path(), &tree, None).expect("changes");
-        assert_eq!(
-            c.written,
-            vec!["executors/s/x/x.py".to_owned(), "catalog.toml".to_owned()],
-            "catalog last"
-        );
-        apply(dir.path(), &tree, &c).expect("apply");
-        assert!(changes(dir.path(), &tree, None).expect("changes").is_empty());
-        std::fs::write(dir.path().join("README.md"), "mine").expect("write");
-        let mut smaller = OutTree::default();
-        smaller.add("catalog.toml", "a", false);
-        let c = changes(dir.path(), &smaller, None).expect("changes");
-        assert_eq!(c.removed, vec!["executors/s/x/x.py".to_owned()]);
-        assert_eq!(
-            c.foreign,
-            vec!["README.md".to_owned()],
-            "files skillc did not write are kept"
-        );
-        apply(dir.path(), &smaller, &c).expect("apply");
-        assert!(!dir.path().join("executors").exists(), "empty folders are removed");
-        assert!(dir.path().join("README.md").exists());
-    }
-
-    #[test]
-    fn refuses_symbolic_links_in_the_output() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let victim = tempfile::tempdir().expect("tempdir");
-        std::os::unix::fs::symlink(victim.path(), dir.path().join("skills")).expect("symlink");
-        let mut tree = OutTree::default();
-        tree.add("skills/a/SKILL.md", "x", false);
-        assert!(matches!(changes(dir.path(), &tree, None), Err(EmitError::Symlink(_))));
-    }
 
     #[test]
     fn refuses_foreign_folders() {
