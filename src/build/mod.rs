@@ -226,7 +226,7 @@ pub fn admission_input(db: &dyn salsa::Database, inputs: BuildInputs, skill: Ski
                 // The external verifier receives the manifest; nothing else reads it here.
                 e.manifest = String::new();
                 // L5's answers are recorded by digest (`admit::Recorded`).
-                e.wrapper = format!("{}{}", admit::WRAPPER_DIGEST, sha256(d.wrapper.as_bytes()));
+                e.wrapper = format!("{}{}", admit::WRAPPER_DIGEST, d.hashes().0);
             }
             Some((name.clone(), p.clone(), e))
         })
@@ -430,10 +430,8 @@ pub fn skill_output(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillS
         };
         executor.restamp(plan, name, info, &stamp);
         let fingerprint = sha256(executor.manifest.as_bytes());
-        let hashes = (
-            sha256(executor.wrapper.as_bytes()),
-            sha256(executor.lang_state.as_bytes()),
-        );
+        // Re-stamping changes only the manifest: the draft's digests still hold.
+        let hashes = executor.hashes().clone();
         // Most of a catalog's bytes: rendered again when written or stamped.
         executor.wrapper = String::new();
         executor.manifest = String::new();

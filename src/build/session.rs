@@ -156,6 +156,8 @@ struct Known {
 /// A build session: the database, the inputs and the memory of the last build.
 pub struct Session {
     opts: Options,
+    /// `admit::exec::System::python_fingerprint` of the interpreter L5 runs.
+    python: String,
     db: Db,
     inputs: BuildInputs,
     vocab: TextInput,
@@ -286,6 +288,8 @@ impl Session {
     pub fn open_with(db: Db, opts: Options, vocab_text: String) -> Result<Session, BuildError> {
         let settings = Settings::new(&db, Mode::Default, opts.limits);
         let vocab = TextInput::new(&db, opts.vocab_path.clone(), vocab_text);
+        // The interpreter L5 runs, found once per session (it stats the `PATH`).
+        let python = crate::admit::exec::System::new(opts.root.clone()).python_fingerprint();
         let inputs = BuildInputs::new(
             &db,
             Vec::new(),
@@ -295,7 +299,7 @@ impl Session {
             opts.admission.clone(),
             opts.fail_on,
             opts.imported_from.clone(),
-            Self::cached_l5(&opts),
+            Self::cached_l5(&opts, &python),
         );
         let disk_fingerprint = store::read::<Fingerprint>(&opts.state_dir.join("fingerprint.json"));
         let key_digest = sha256(opts.key.public().to_file().as_bytes());
@@ -313,6 +317,7 @@ impl Session {
             key_digest,
             force: false,
             canon: None,
+            python,
         };
         s.refresh_all()?;
         Ok(s)
@@ -543,10 +548,7 @@ impl Session {
             ),
         );
         // L5 runs `python3` (or `SKILLC_PYTHON`): where it is found is an input too.
-        hash_str(
-            &mut h,
-            &crate::admit::exec::System::new(o.root.clone()).python_fingerprint(),
-        );
+        hash_str(&mut h, &self.python);
         hash_str(&mut h, &o.vocab_path);
         hash_str(&mut h, self.vocab.text(&self.db));
         hash_str(&mut h, &self.key_digest);
@@ -575,8 +577,7 @@ impl Session {
     }
 
     /// L5's answers from `.skillc/l5.json`, when the same tool and interpreter wrote them.
-    fn cached_l5(opts: &Options) -> crate::admit::Recorded {
-        let python = crate::admit::exec::System::new(opts.root.clone()).python_fingerprint();
+    fn cached_l5(opts: &Options, python: &str) -> crate::admit::Recorded {
         match store::read::<store::L5Cache>(&opts.state_dir.join(L5_CACHE)) {
             Some(c) if c.python == python && c.skillc == env!("CARGO_PKG_VERSION") && !c.described.is_empty() => {
                 crate::admit::Recorded {
@@ -617,7 +618,7 @@ impl Session {
             // The wrappers' texts are in the drafts (admission sees their digests).
             for s in &skills {
                 for e in super::skill_drafts(db, inputs, *s).iter().flatten() {
-                    let sha = sha256(e.wrapper.as_bytes());
+                    let sha = e.hashes().0.clone();
                     seen_all.insert(sha.clone());
                     if !recorded.described.contains_key(&sha) && seen.insert(sha) {
                         wrappers.push((format!("{}.py", e.name), e.wrapper.clone()));
@@ -635,7 +636,7 @@ impl Session {
                         // For the next process: the answers about the current wrappers.
                         let cache = store::L5Cache {
                             skillc: env!("CARGO_PKG_VERSION").into(),
-                            python: runner.python_fingerprint(),
+                            python: self.python.clone(),
                             described: recorded
                                 .described
                                 .iter()
@@ -693,7 +694,7 @@ impl Session {
         let fingerprint = self.fingerprint();
         timer.lap("fingerprint");
         if let Some(o) = self.up_to_date(&fingerprint) {
-            Timer::new().lap("up to date");
+            timer.lap("up to date");
             return Ok(o);
         }
         let lv = vocab::vocabulary(&self.db, self.vocab);
@@ -1071,15 +1072,17 @@ impl Session {
             expired,
             ..Outcome::default()
         };
+        // Executors with a file written, looked up once (not a scan of `to_write` per name).
+        let touched: HashSet<&str> = to_write
+            .iter()
+            .filter(|(p, _)| p.starts_with("executors/"))
+            .filter_map(|(p, _)| exec_of(p))
+            .collect();
         for (name, st) in &new_execs {
             match state.executors.get(name) {
                 None => outcome.added.push(name.clone()),
                 Some(p) if p.manifest_sha256 != st.manifest_sha256 => outcome.updated.push(name.clone()),
-                Some(_)
-                    if to_write
-                        .iter()
-                        .any(|(p, _)| p.starts_with("executors/") && exec_of(p) == Some(name)) =>
-                {
+                Some(_) if touched.contains(name.as_str()) => {
                     outcome.updated.push(name.clone());
                 }
                 Some(_) => {}

@@ -95,6 +95,12 @@ impl Executor {
         wrapper(&self.name, &self.description, &contract(plan, name, skill))
     }
 
+    /// Hex SHA-256 of the wrapper and of the language state (what `[integrity]` records),
+    /// computed once at generation.
+    pub fn hashes(&self) -> &(String, String) {
+        &self.hashes
+    }
+
     /// Renders the manifest again with another stamp (the wrapper and language state do not
     /// depend on it, so they are neither rebuilt nor rehashed).
     pub fn restamp(&mut self, plan: &Plan, name: &ExecutorName, skill: &SkillInfo, stamp: &Stamp) {
