@@ -145,7 +145,7 @@ pub(crate) fn run(args: &ExportArgs, out: &mut Printer) -> anyhow::Result<Status
             out.note(&diag::render_short(d));
         }
         out.note(&format!(
-            "error: the exported SKILL.md of {display} would not be valid (above); nothing written              (`metadata.{}` is reserved by skillc export); --force exports it anyway",
+            "error: the exported SKILL.md of {display} would not be valid (above); nothing written (`metadata.{}` is reserved by skillc export); --force exports it anyway",
             export::MARKER
         ));
         return Ok(Status::Failure);

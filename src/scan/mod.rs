@@ -47,13 +47,6 @@ impl FindingSeverity {
         }
     }
 
-    /// Parses `info` … `critical` (case-insensitive).
-    pub fn from_name(s: &str) -> Option<FindingSeverity> {
-        FindingSeverity::ALL
-            .into_iter()
-            .find(|f| f.as_str().eq_ignore_ascii_case(s.trim()))
-    }
-
     /// `steps` levels lower, never below `info`.
     pub fn lowered(self, steps: usize) -> FindingSeverity {
         let i = FindingSeverity::ALL.iter().position(|s| *s == self).unwrap_or(0);
