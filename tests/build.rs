@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Run, SKILLC, copy_dir, corpus, insta_settings, manifest_dir, skillc_env, write_test_key};
+use common::{Run, SKILLC, copy_dir, corpus, insta_settings, manifest_dir, skillc_env, tree, write_test_key};
 
 /// A project in a temporary folder: a copy of the repository's example skills and a test key.
 struct Project {
@@ -47,26 +47,6 @@ impl Project {
 }
 
 const SDE: (&str, &str) = ("SOURCE_DATE_EPOCH", "1800000000");
-
-/// Every file of a folder: relative path → (bytes, executable).
-fn tree(dir: &Path) -> BTreeMap<String, (Vec<u8>, bool)> {
-    use std::os::unix::fs::PermissionsExt;
-    let mut m = BTreeMap::new();
-    for entry in walkdir::WalkDir::new(dir) {
-        let entry = entry.expect("walk");
-        if entry.file_type().is_file() {
-            let rel = entry
-                .path()
-                .strip_prefix(dir)
-                .expect("prefix")
-                .to_string_lossy()
-                .into_owned();
-            let exec = entry.metadata().expect("metadata").permissions().mode() & 0o111 != 0;
-            m.insert(rel, (std::fs::read(entry.path()).expect("read"), exec));
-        }
-    }
-    m
-}
 
 fn executor_dirs(out: &Path) -> Vec<PathBuf> {
     let mut v = Vec::new();

@@ -331,11 +331,10 @@ fn every_hermes_and_openclaw_corpus_skill_migrates_or_says_why() {
     for s in skills {
         if s["written"].is_string() {
             let path = s["path"].as_str().unwrap_or_default();
-            assert_ne!(
-                verdicts.get(path).map(String::as_str),
-                Some("errors"),
-                "{path} fails check after migration"
-            );
+            let verdict = verdicts
+                .get(path)
+                .unwrap_or_else(|| panic!("{path} is missing from the check report"));
+            assert_ne!(verdict, "errors", "{path} fails check after migration");
         }
     }
 

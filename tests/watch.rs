@@ -15,30 +15,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{SKILLC, copy_dir, manifest_dir, skillc_env, write_test_key};
+use common::{SKILLC, copy_dir, manifest_dir, skillc_env, tree, write_test_key};
 
 const SDE: (&str, &str) = ("SOURCE_DATE_EPOCH", "1800000000");
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Every file of a folder: relative path → (bytes, executable).
-fn tree(dir: &Path) -> BTreeMap<String, (Vec<u8>, bool)> {
-    use std::os::unix::fs::PermissionsExt;
-    let mut m = BTreeMap::new();
-    for entry in walkdir::WalkDir::new(dir) {
-        let entry = entry.expect("walk");
-        if entry.file_type().is_file() {
-            let rel = entry
-                .path()
-                .strip_prefix(dir)
-                .expect("prefix")
-                .to_string_lossy()
-                .into_owned();
-            let exec = entry.metadata().expect("metadata").permissions().mode() & 0o111 != 0;
-            m.insert(rel, (std::fs::read(entry.path()).expect("read"), exec));
-        }
-    }
-    m
-}
 
 /// The watch process; killed if the test fails.
 struct Watch {

@@ -1707,13 +1707,17 @@ mod tests {
             "x",
         ];
         let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) as usize
+        };
         for _ in 0..3000 {
+            // The seed moves on for every input (an empty one included), lengths 0 to 39.
             let mut text = String::new();
-            for _ in 0..(seed % 40) {
-                seed = seed
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1_442_695_040_888_963_407);
-                text.push_str(TOKENS[(seed >> 33) as usize % TOKENS.len()]);
+            for _ in 0..next() % 40 {
+                text.push_str(TOKENS[next() % TOKENS.len()]);
             }
             for name in ["SKILL.md", "a.sh"] {
                 let mut out = Vec::new();

@@ -4,7 +4,7 @@
 // Each test file uses a different subset of these helpers.
 #![allow(dead_code)]
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -148,4 +148,24 @@ pub fn copy_dir(from: &Path, to: &Path) {
 pub fn write_test_key(path: &Path) {
     let key = skillc::sign::SecretKey::from_seed([42u8; 32], *b"testKEY!");
     std::fs::write(path, key.to_file()).expect("write key");
+}
+
+/// Every file of a folder: relative path → (bytes, executable).
+pub fn tree(dir: &Path) -> BTreeMap<String, (Vec<u8>, bool)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut m = BTreeMap::new();
+    for entry in walkdir::WalkDir::new(dir) {
+        let entry = entry.expect("walk");
+        if entry.file_type().is_file() {
+            let rel = entry
+                .path()
+                .strip_prefix(dir)
+                .expect("prefix")
+                .to_string_lossy()
+                .into_owned();
+            let exec = entry.metadata().expect("metadata").permissions().mode() & 0o111 != 0;
+            m.insert(rel, (std::fs::read(entry.path()).expect("read"), exec));
+        }
+    }
+    m
 }
