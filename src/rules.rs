@@ -7,22 +7,7 @@
 //! `EX` export. Each rule's long explanation lives in
 //! `docs/rules/<CODE>.md` and is printed by `skillc explain <CODE>`.
 
-use crate::diag::Severity;
-
-/// A diagnostic rule.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct Rule {
-    /// Stable code, e.g. `SK001`.
-    pub code: &'static str,
-    /// Short kebab-case name, e.g. `missing-skill-md`.
-    pub name: &'static str,
-    /// Severity in the default mode (some rules change severity under `--strict`).
-    pub severity: Severity,
-    /// One line: what the rule checks.
-    pub summary: &'static str,
-    /// The Markdown text printed by `skillc explain`.
-    pub explanation: &'static str,
-}
+use crate::diag::{Rule, Severity};
 
 macro_rules! rules {
     ($($code:ident $name:literal $sev:ident $summary:literal;)*) => {

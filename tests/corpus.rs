@@ -30,7 +30,7 @@ fn skill_folders(root: &Path, name: &str) -> BTreeSet<String> {
         .filter_entry(|e| {
             !(e.depth() > 0
                 && e.file_type().is_dir()
-                && skillc::db::load::SKIPPED_DIRS.contains(&e.file_name().to_string_lossy().as_ref()))
+                && skillc::model::SKIPPED_DIRS.contains(&e.file_name().to_string_lossy().as_ref()))
         })
         .map(|e| e.expect("walkable corpus"))
         .filter(|e| !e.file_type().is_dir() && matches!(e.file_name().to_str(), Some("SKILL.md" | "skill.md")))

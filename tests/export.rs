@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{copy_dir, corpus, manifest_dir, skillc};
-use skillc::skill::validate::{self, Context, Mode};
+use skillc::model::Mode;
+use skillc::skill::validate::{self, Context};
 
 /// The reference validator's command, or `None` (a failure under CI).
 fn agentskills() -> Option<PathBuf> {

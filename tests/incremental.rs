@@ -3,8 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use skillc::db::{self, Contents, Db, Limits, Settings, SkillSource, TextInput, load};
-use skillc::skill::validate::Mode;
+use skillc::db::{self, Contents, Db, Settings, SkillSource, TextInput, load};
+use skillc::model::Limits;
+use skillc::model::Mode;
 use skillc::{translate, vocab};
 
 fn skill_md(name: &str, subcommands: &[&str]) -> String {
@@ -166,7 +167,8 @@ mod session {
     use std::path::{Path, PathBuf};
 
     use skillc::build::session::{Options, Outcome, Session};
-    use skillc::db::{Db, ExecutionLog, Limits};
+    use skillc::db::{Db, ExecutionLog};
+    use skillc::model::Limits;
     use skillc::sign::SecretKey;
     use skillc::vocab;
 

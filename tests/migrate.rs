@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use common::{copy_dir, corpus, insta_settings, manifest_dir, skillc};
 use skillc::migrate::{self, FromFormat, Migration, Outcome};
-use skillc::skill::validate::{self, Context, Mode};
+use skillc::model::Mode;
+use skillc::skill::validate::{self, Context};
 
 /// The migrated frontmatter (up to the closing fence) and the report, as one text.
 fn render(m: &Migration) -> String {
@@ -50,7 +51,7 @@ fn migrate_dir(dir: &Path, display: &str) -> (String, Migration) {
 
 /// The body (everything after the closing fence line) of a SKILL.md.
 fn body(text: &str) -> &str {
-    let src = skillc::skill::source::Source::new("x", text);
+    let src = skillc::diag::Source::new("x", text);
     let (split, _) = skillc::skill::frontmatter::split(&src);
     let split = split.expect("a frontmatter");
     &text[split.body]
@@ -204,7 +205,7 @@ fn is_vendor_skill(text: &str) -> bool {
     if !migrate::detect_text(text).is_empty() {
         return true;
     }
-    let src = skillc::skill::source::Source::new("x", text);
+    let src = skillc::diag::Source::new("x", text);
     let loads = skillc::skill::frontmatter::split(&src)
         .0
         .is_some_and(|s| skillc::skill::yaml::load(&src, s.frontmatter).root.is_some());

@@ -328,8 +328,9 @@ fn the_build_rejects_a_skill_with_a_finding_at_or_above_fail_on() {
 
 #[test]
 fn the_scan_query_reruns_only_for_the_changed_skill() {
-    use skillc::db::{Contents, Db, Limits, Settings, SkillSource, SourceFile, set_contents_if_changed};
-    use skillc::skill::validate::Mode;
+    use skillc::db::{Contents, Db, Settings, SkillSource, SourceFile, set_contents_if_changed};
+    use skillc::model::Limits;
+    use skillc::model::Mode;
     let (mut db, log) = Db::with_execution_log();
     let settings = Settings::new(&db, Mode::Default, Limits::default());
     let file = |db: &Db, text: &str| SourceFile::new(db, "SKILL.md".into(), Contents::Bytes(text.as_bytes().into()));

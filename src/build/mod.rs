@@ -29,6 +29,7 @@
 //! above `scan.fail_on` sets `rejected`); new admission levels extend [`admission`], which
 //! sees the whole catalog through [`admit::admit`].
 
+pub mod exec;
 pub mod session;
 pub mod store;
 
@@ -38,13 +39,15 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::admit::{self, SkillPlans, Verdict};
-use crate::config::Level;
 use crate::db::{BuildInputs, Contents, SkillSource};
+use crate::diag::Rule;
 use crate::diag::{Diagnostic, Pos, Severity, Span};
-use crate::generate::{self, SkillInfo, Stamp, sha256};
-use crate::rules::{self, Rule};
+use crate::generate::{self, SkillInfo, Stamp};
+use crate::model::{Level, LevelStatus, Prototype, WRAPPER_DIGEST};
+use crate::rules;
 use crate::skill::{self, SkillCheck};
 use crate::translate::{self, Outcome, Translation};
+use crate::util::sha256;
 use crate::vocab;
 
 /// The files of a skill kept in the catalog (`out/skills/<name>/`): path relative to the
@@ -210,7 +213,7 @@ pub struct AdmissionInput {
 pub fn admission_input(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillSource) -> AdmissionInput {
     let u = skill_unit(db, inputs, skill);
     let drafts = skill_drafts(db, inputs, skill);
-    let verifier = !inputs.admission(db).verifier.trim().is_empty();
+    let verifier = inputs.admission(db).has_verifier();
     let plans = u
         .translation
         .plans
@@ -225,8 +228,8 @@ pub fn admission_input(db: &dyn salsa::Database, inputs: BuildInputs, skill: Ski
             if !verifier {
                 // The external verifier receives the manifest; nothing else reads it here.
                 e.manifest = String::new();
-                // L5's answers are recorded by digest (`admit::Recorded`).
-                e.wrapper = format!("{}{}", admit::WRAPPER_DIGEST, d.hashes().0);
+                // L5's answers are recorded by digest (`model::Recorded`).
+                e.wrapper = format!("{WRAPPER_DIGEST}{}", d.hashes().0);
             }
             Some((name.clone(), p.clone(), e))
         })
@@ -292,9 +295,9 @@ pub struct Admission {
     /// The decision of each skill of [`BuildInputs::skills`].
     pub decisions: HashMap<SkillSource, Decision>,
     /// Catalog-wide status of each level: `run`, `skipped` or `not-run`.
-    pub levels: BTreeMap<Level, &'static str>,
+    pub levels: BTreeMap<Level, LevelStatus>,
     /// The routing battery of the admitted executors (`out/routing.toml`).
-    pub battery: Vec<admit::Prototype>,
+    pub battery: Vec<Prototype>,
 }
 
 /// Admission over the whole catalog: duplicate names (AD003), then [`admit::admit`] (L1, L2,
@@ -343,15 +346,12 @@ pub fn admission(db: &dyn salsa::Database, inputs: BuildInputs) -> Admission {
     entries.sort_unstable();
     let plans: Vec<SkillPlans<'_>> = entries.iter().map(|&i| skill_plans(units[i].1)).collect();
     let vocab = &vocab::vocabulary(db, inputs.vocabulary(db)).vocabulary;
-    let settings = inputs.admission(db);
     let result = admit::admit(
         &plans,
         vocab,
         &admit::Options {
             skip: inputs.skip(db),
-            affinity_threshold: settings.affinity_threshold,
-            affinity_threshold_same_provider: settings.affinity_threshold_same_provider,
-            verifier: &settings.verifier,
+            settings: inputs.admission(db),
             runner: inputs.recorded(db),
         },
     );
@@ -384,7 +384,7 @@ pub struct Generated {
     /// Index of its plan in the skill's translation.
     pub plan: usize,
     /// The admission levels it passed.
-    pub levels: BTreeMap<Level, &'static str>,
+    pub levels: BTreeMap<Level, LevelStatus>,
     /// The executor. Its `wrapper` and `manifest` are left empty to save memory (the wrapper
     /// is re-rendered when written, the manifest when stamped); `lang_state` is kept.
     pub executor: generate::Executor,
@@ -567,7 +567,7 @@ pub fn report_entry(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillS
         "findings": unit.findings,
         "plans": plans,
     });
-    let text = serde_json::to_string_pretty(&crate::emit::sorted_json(entry)).unwrap_or_default();
+    let text = serde_json::to_string_pretty(&crate::util::sorted_json(entry)).unwrap_or_default();
     text.replace('\n', "\n    ")
 }
 
@@ -580,12 +580,12 @@ pub fn render_report(
     vocab_path: &str,
     vocab_sha: &str,
     skip: &[Level],
-    admission_levels: &BTreeMap<Level, &'static str>,
+    admission_levels: &BTreeMap<Level, LevelStatus>,
     reproducible: bool,
 ) -> String {
     let mut levels = serde_json::Map::new();
     for (l, s) in admission_levels {
-        levels.insert(l.as_str().into(), (*s).into());
+        levels.insert(l.as_str().into(), s.as_str().into());
     }
     const HOLE: &str = "\u{0}skills\u{0}";
     let report = json!({
@@ -598,7 +598,7 @@ pub fn render_report(
         "admission": {"levels": levels, "skipped": skip.iter().map(|l| l.as_str()).collect::<Vec<_>>()},
         "skills": HOLE,
     });
-    let text = serde_json::to_string_pretty(&crate::emit::sorted_json(report)).unwrap_or_default();
+    let text = serde_json::to_string_pretty(&crate::util::sorted_json(report)).unwrap_or_default();
     let skills = if entries.is_empty() {
         "[]".to_owned()
     } else {

@@ -19,17 +19,18 @@ use rayon::prelude::*;
 use serde_json::json;
 use sha2::Digest as _;
 
+use super::exec::System;
 use super::store::{self, CatalogState, ExecutorState, Fingerprint, OutputState, State};
 use super::{Totals, admission, decision, report_entry, skill_output, skill_unit};
-use crate::config::Level;
 use crate::db::load::{self, FoundSkill, LoadError, ReadSkill};
-use crate::db::{self, BuildInputs, Contents, Db, Limits, Settings, SkillSource, SourceFile, TextInput};
+use crate::db::{self, BuildInputs, Contents, Db, Settings, SkillSource, SourceFile, TextInput};
 use crate::diag::{Diagnostic, Severity};
 use crate::emit::write::{self, EmitError};
 use crate::emit::{self, CatalogExecutor, CatalogHeader, CatalogSkill};
-use crate::generate::{Stamp, hex, sha256};
+use crate::generate::Stamp;
+use crate::model::{AdmissionSettings, FindingSeverity, Level, LevelStatus, Limits, Mode, Recorded};
 use crate::sign::SecretKey;
-use crate::skill::validate::Mode;
+use crate::util::{hex, sha256};
 use crate::vocab;
 
 /// L5's answers kept between processes, in the state folder ([`store::L5Cache`]).
@@ -59,9 +60,9 @@ pub struct Options {
     /// Path of the vocabulary as shown (a file, or `<built-in vocabulary>`).
     pub vocab_path: String,
     /// The `[admission]` thresholds and external verifier.
-    pub admission: crate::admit::Settings,
+    pub admission: AdmissionSettings,
     /// Security findings at or above this severity reject a skill (`[scan] fail_on`).
-    pub fail_on: crate::config::FindingSeverity,
+    pub fail_on: FindingSeverity,
     /// Skill name → original source, from `skillc.lock`.
     pub imported_from: BTreeMap<String, String>,
 }
@@ -156,7 +157,7 @@ struct Known {
 /// A build session: the database, the inputs and the memory of the last build.
 pub struct Session {
     opts: Options,
-    /// `admit::exec::System::python_fingerprint` of the interpreter L5 runs.
+    /// [`System::python_fingerprint`] of the interpreter L5 runs.
     python: String,
     db: Db,
     inputs: BuildInputs,
@@ -289,7 +290,7 @@ impl Session {
         let settings = Settings::new(&db, Mode::Default, opts.limits);
         let vocab = TextInput::new(&db, opts.vocab_path.clone(), vocab_text);
         // The interpreter L5 runs, found once per session (it stats the `PATH`).
-        let python = crate::admit::exec::System::new(opts.root.clone()).python_fingerprint();
+        let python = System::new(opts.root.clone()).python_fingerprint();
         let inputs = BuildInputs::new(
             &db,
             Vec::new(),
@@ -577,16 +578,16 @@ impl Session {
     }
 
     /// L5's answers from `.skillc/l5.json`, when the same tool and interpreter wrote them.
-    fn cached_l5(opts: &Options, python: &str) -> crate::admit::Recorded {
+    fn cached_l5(opts: &Options, python: &str) -> Recorded {
         match store::read::<store::L5Cache>(&opts.state_dir.join(L5_CACHE)) {
             Some(c) if c.python == python && c.skillc == env!("CARGO_PKG_VERSION") && !c.described.is_empty() => {
-                crate::admit::Recorded {
+                Recorded {
                     python: true,
                     described: c.described,
                     verified: Default::default(),
                 }
             }
-            _ => crate::admit::Recorded::default(),
+            _ => Recorded::default(),
         }
     }
 
@@ -609,7 +610,7 @@ impl Session {
                 u.rejected.is_none().then_some(u)
             })
             .collect();
-        let runner = crate::admit::exec::System::new(self.opts.root.clone());
+        let runner = System::new(self.opts.root.clone());
         let mut changed = false;
         if !skip.contains(&Level::L5) {
             let mut wrappers: Vec<(String, String)> = Vec::new();
@@ -826,11 +827,7 @@ impl Session {
             Planned::owned(
                 emit::render_routing(
                     &admitted.battery,
-                    admitted
-                        .levels
-                        .get(&Level::L4)
-                        .copied()
-                        .unwrap_or(crate::admit::NOT_RUN),
+                    admitted.levels.get(&Level::L4).copied().unwrap_or(LevelStatus::NotRun),
                 )
                 .into_bytes(),
                 false,
@@ -1430,7 +1427,7 @@ fn write_planned(out_dir: &Path, path: &str, p: &Planned<'_>, skip: &[Level]) ->
 
 fn audit_line(time: &jiff::Timestamp, build: &str, event: &str, detail: serde_json::Value) -> String {
     let v = json!({"time": time.to_string(), "build": build, "event": event, "detail": detail});
-    serde_json::to_string(&emit::sorted_json(v)).unwrap_or_default()
+    crate::util::sorted_json_line(&v)
 }
 
 fn new_source(db: &Db, l: &Loaded) -> SkillSource {

@@ -11,7 +11,7 @@ use super::{Printer, ReportFormat, Status, project};
 use crate::db::{SkillSource, TextInput};
 use crate::diag::Severity;
 use crate::extract::{Arg, Program};
-use crate::skill::validate::Mode;
+use crate::model::Mode;
 use crate::translate::{self, Outcome, Plan, Translation};
 use crate::vocab;
 

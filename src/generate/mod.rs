@@ -10,11 +10,12 @@ use std::fmt::Write as _;
 
 use serde_json::json;
 
-use crate::config::Level;
 use crate::extract::{Arg, Program};
+use crate::model::{Level, LevelStatus};
 use crate::skill::gaia::{Permission, SecurityTier};
 use crate::skill::model::Credential;
 use crate::translate::{ExecutorName, Plan};
+use crate::util::{sha256, toml_str};
 use crate::vocab::Vocabulary;
 
 /// The version string recorded in provenance (`skillc 0.1.0`).
@@ -55,7 +56,7 @@ pub const SKILL_AFFINITY_WORDS: usize = 5;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stamp {
     /// Status of each level: `pass`, `skipped` or `not-run`.
-    pub levels: BTreeMap<Level, &'static str>,
+    pub levels: BTreeMap<Level, LevelStatus>,
     /// Levels skipped on request (`--skip`), recorded as weakened evidence.
     pub skipped: Vec<Level>,
     /// RFC 3339 UTC time of import.
@@ -108,39 +109,17 @@ impl Executor {
     }
 }
 
-/// A TOML basic string.
-fn q(s: &str) -> String {
-    toml::Value::String(s.to_owned()).to_string()
-}
-
 fn key(k: &str) -> String {
     if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
         k.to_owned()
     } else {
-        q(k)
+        toml_str(k)
     }
 }
 
 fn array(items: &[String]) -> String {
-    let inner: Vec<String> = items.iter().map(|s| q(s)).collect();
+    let inner: Vec<String> = items.iter().map(|s| toml_str(s)).collect();
     format!("[{}]", inner.join(", "))
-}
-
-/// Lowercase hex of bytes.
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(char::from(DIGITS[usize::from(b >> 4)]));
-        s.push(char::from(DIGITS[usize::from(b & 0x0f)]));
-    }
-    s
-}
-
-/// Hex SHA-256 of bytes.
-pub fn sha256(bytes: &[u8]) -> String {
-    use sha2::Digest as _;
-    hex(&sha2::Sha256::digest(bytes))
 }
 
 /// `google-workspace` → `Google Workspace`.
@@ -352,19 +331,19 @@ fn manifest(
     let mut m = String::new();
     let w = &mut m;
     let _ = writeln!(w, "manifest_format = \"1\"");
-    let _ = writeln!(w, "name = {}", q(&name.full()));
-    let _ = writeln!(w, "action = {}", q(&name.action));
-    let _ = writeln!(w, "object = {}", q(&name.object));
+    let _ = writeln!(w, "name = {}", toml_str(&name.full()));
+    let _ = writeln!(w, "action = {}", toml_str(&name.action));
+    let _ = writeln!(w, "object = {}", toml_str(&name.object));
     let _ = writeln!(w, "qualifiers = {}", array(&name.qualifiers));
-    let _ = writeln!(w, "provider = {}", q(&name.provider));
-    let _ = writeln!(w, "description = {}", q(description));
-    let _ = writeln!(w, "skill = {}", q(&skill.name));
-    let _ = writeln!(w, "version = {}", q(&skill.version));
+    let _ = writeln!(w, "provider = {}", toml_str(&name.provider));
+    let _ = writeln!(w, "description = {}", toml_str(description));
+    let _ = writeln!(w, "skill = {}", toml_str(&skill.name));
+    let _ = writeln!(w, "version = {}", toml_str(&skill.version));
     let (kind, program, interpreter, function) = command_parts(&sc.program);
     let _ = writeln!(w, "\n[command]");
-    let _ = writeln!(w, "kind = {}", q(kind));
-    let _ = writeln!(w, "program = {}", q(&program));
-    let _ = writeln!(w, "interpreter = {}", q(&interpreter));
+    let _ = writeln!(w, "kind = {}", toml_str(kind));
+    let _ = writeln!(w, "program = {}", toml_str(&program));
+    let _ = writeln!(w, "interpreter = {}", toml_str(&interpreter));
     let argv: Vec<String> = if function.is_some() {
         Vec::new()
     } else {
@@ -372,7 +351,7 @@ fn manifest(
     };
     let _ = writeln!(w, "argv = {}", array(&argv));
     if let Some(f) = &function {
-        let _ = writeln!(w, "function = {}", q(f));
+        let _ = writeln!(w, "function = {}", toml_str(f));
     }
     let _ = writeln!(w, "timeout_seconds = {DEFAULT_TIMEOUT_SECONDS}");
     for a in &sc.args {
@@ -381,16 +360,16 @@ fn manifest(
     let _ = writeln!(w, "\n[capabilities]");
     let perms: Vec<String> = skill.permissions.iter().map(ToString::to_string).collect();
     let _ = writeln!(w, "permissions = {}", array(&perms));
-    let _ = writeln!(w, "security_tier = {}", q(skill.tier.as_str()));
+    let _ = writeln!(w, "security_tier = {}", toml_str(skill.tier.as_str()));
     for c in &skill.credentials {
         let _ = writeln!(w, "\n[[credentials]]");
-        let _ = writeln!(w, "binding = {}", q(&c.binding));
-        let _ = writeln!(w, "kind = {}", q(c.kind.as_str()));
+        let _ = writeln!(w, "binding = {}", toml_str(&c.binding));
+        let _ = writeln!(w, "kind = {}", toml_str(c.kind.as_str()));
         let title = c.prompt.clone().unwrap_or_else(|| format!("Provide {}", c.binding));
         let _ = writeln!(
             w,
             "dialog = {{ title = {}, fields = {} }}",
-            q(&title),
+            toml_str(&title),
             array(std::slice::from_ref(&c.binding))
         );
     }
@@ -398,7 +377,7 @@ fn manifest(
     let levels: Vec<String> = stamp
         .levels
         .iter()
-        .map(|(l, s)| format!("{} = {}", l.as_str(), q(s)))
+        .map(|(l, s)| format!("{} = {}", l.as_str(), toml_str(s.as_str())))
         .collect();
     let _ = writeln!(w, "levels = {{ {} }}", levels.join(", "));
     let skipped: Vec<String> = stamp.skipped.iter().map(|l| l.as_str().to_owned()).collect();
@@ -413,26 +392,26 @@ fn manifest(
         }
     }
     for (k, v) in &integrity {
-        let _ = writeln!(w, "{} = {}", key(k), q(v));
+        let _ = writeln!(w, "{} = {}", key(k), toml_str(v));
     }
     let _ = writeln!(w, "\n[provenance]");
     let _ = writeln!(w, "synthesized = true");
-    let _ = writeln!(w, "imported_from = {}", q(&skill.imported_from));
-    let _ = writeln!(w, "source_version = {}", q(&skill.version));
-    let _ = writeln!(w, "source_section = {}", q(&sc.source_section));
-    let _ = writeln!(w, "source_subcommand = {}", q(&sc.display()));
-    let _ = writeln!(w, "imported_at = {}", q(&stamp.imported_at));
-    let _ = writeln!(w, "source_sha256 = {}", q(&skill.skill_md_sha256));
-    let _ = writeln!(w, "importer_version = {}", q(IMPORTER));
+    let _ = writeln!(w, "imported_from = {}", toml_str(&skill.imported_from));
+    let _ = writeln!(w, "source_version = {}", toml_str(&skill.version));
+    let _ = writeln!(w, "source_section = {}", toml_str(&sc.source_section));
+    let _ = writeln!(w, "source_subcommand = {}", toml_str(&sc.display()));
+    let _ = writeln!(w, "imported_at = {}", toml_str(&stamp.imported_at));
+    let _ = writeln!(w, "source_sha256 = {}", toml_str(&skill.skill_md_sha256));
+    let _ = writeln!(w, "importer_version = {}", toml_str(IMPORTER));
     m
 }
 
 fn write_arg(w: &mut String, a: &Arg) {
     let _ = writeln!(w, "\n[args.{}]", key(&a.name));
-    let _ = writeln!(w, "type = {}", q(a.ty.as_str()));
+    let _ = writeln!(w, "type = {}", toml_str(a.ty.as_str()));
     let _ = writeln!(w, "required = {}", a.required);
     if let Some(f) = &a.flag {
-        let _ = writeln!(w, "flag = {}", q(f));
+        let _ = writeln!(w, "flag = {}", toml_str(f));
     }
     if let Some(p) = a.position {
         let _ = writeln!(w, "position = {p}");
@@ -443,7 +422,7 @@ fn write_arg(w: &mut String, a: &Arg) {
         let _ = writeln!(w, "default = {v}");
     }
     if let Some(d) = &a.description {
-        let _ = writeln!(w, "description = {}", q(d));
+        let _ = writeln!(w, "description = {}", toml_str(d));
     }
 }
 

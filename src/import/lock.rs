@@ -127,7 +127,7 @@ pub fn content_sha256<'a>(files: impl IntoIterator<Item = (&'a str, &'a [u8])>) 
         h.update((bytes.len() as u64).to_be_bytes());
         h.update(bytes);
     }
-    crate::generate::hex(&h.finalize())
+    crate::util::hex(&h.finalize())
 }
 
 /// Reads `skillc.lock` at the project `root`; an absent file is an empty lock.

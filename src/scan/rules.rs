@@ -7,7 +7,7 @@
 //! site `critical`). `skillc explain SCxxx` finds these rules too; each explanation is
 //! `docs/rules/<CODE>.md`.
 
-use crate::config::FindingSeverity;
+use crate::model::FindingSeverity;
 
 /// A scan rule.
 #[derive(Debug, PartialEq, Eq, Hash)]

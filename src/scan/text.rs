@@ -36,7 +36,7 @@ use std::sync::LazyLock;
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use base64::Engine as _;
 
-use crate::config::FindingSeverity;
+use crate::model::FindingSeverity;
 use crate::scan::rules::{self, ScanRule};
 use crate::scan::{Finding, SkillContext};
 

@@ -9,7 +9,7 @@
 //! invisible characters are reported once per run; at most [`MAX_PER_FILE`] findings per
 //! rule and file, then one summary.
 
-use crate::config::FindingSeverity;
+use crate::model::FindingSeverity;
 use crate::scan::Finding;
 use crate::scan::rules::{self, ScanRule};
 
