@@ -30,7 +30,6 @@
 //! reported at the first level that rejected it in that order.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::Arc;
 
 use rayon::prelude::*;
 use serde_json::json;
@@ -39,7 +38,8 @@ use crate::diag::Rule;
 use crate::extract::Program;
 use crate::generate::{Executor, SkillInfo};
 use crate::model::{
-    AdmissionSettings, DescribeResult, Lang, Level, LevelStatus, Prototype, PrototypeKind, Recorded, WRAPPER_DIGEST,
+    AdmissionSettings, DescribeResult, Lang, Level, LevelStatus, Prototype, PrototypeKind, Recorded, SkillFile,
+    WRAPPER_DIGEST,
 };
 use crate::route::{self, Doc, Router};
 use crate::rules;
@@ -67,8 +67,8 @@ pub struct SkillPlans<'a> {
     pub plans: Vec<Option<Candidate<'a>>>,
     /// The skill (retained files, for L5's program check), when known.
     pub info: Option<&'a SkillInfo>,
-    /// The retained files' bytes (relative path, bytes), for the external verifier.
-    pub files: &'a [(String, Arc<[u8]>)],
+    /// The retained files, for the external verifier.
+    pub files: &'a [SkillFile],
 }
 
 /// How admission runs: the build's configuration (`pipeline.toml` `[admission]`, `--skip`)
@@ -191,25 +191,6 @@ pub fn check_l1(name: &ExecutorName, vocab: &Vocabulary) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Jaccard similarity `|a ∩ b| / |a ∪ b|` of two sorted, de-duplicated term lists; 0 when both
-/// are empty.
-pub fn jaccard(a: &[String], b: &[String]) -> f64 {
-    let (mut i, mut j, mut both) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                both += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    let union = a.len() + b.len() - both;
-    if union == 0 { 0.0 } else { both as f64 / union as f64 }
 }
 
 /// One plan still in the running, by (skill index, plan index).
@@ -588,8 +569,8 @@ pub fn prototypes(c: &Candidate<'_>) -> Vec<(Lang, String, PrototypeKind)> {
     let Some(e) = c.executor else { return Vec::new() };
     let plain = |s: &str| s.replace(['(', ')'], "");
     let mut v = vec![
-        (Lang::En, plain(&e.labels.0), PrototypeKind::Label),
-        (Lang::It, plain(&e.labels.1), PrototypeKind::Label),
+        (Lang::En, plain(&e.labels.en), PrototypeKind::Label),
+        (Lang::It, plain(&e.labels.it), PrototypeKind::Label),
     ];
     if let Some(d) = &c.plan.subcommand.description
         && d.split_whitespace().count() >= 3
@@ -597,7 +578,7 @@ pub fn prototypes(c: &Candidate<'_>) -> Vec<(Lang, String, PrototypeKind)> {
         let d: String = d.split_whitespace().collect::<Vec<_>>().join(" ");
         v.push((
             Lang::En,
-            format!("{}: {d}", plain(&e.labels.0)),
+            format!("{}: {d}", plain(&e.labels.en)),
             PrototypeKind::Description,
         ));
     }
@@ -610,8 +591,8 @@ pub fn prototypes(c: &Candidate<'_>) -> Vec<(Lang, String, PrototypeKind)> {
 pub fn doc(c: &Candidate<'_>) -> Doc {
     let mut text = Vec::new();
     if let Some(e) = c.executor {
-        text.push(e.labels.0.clone());
-        text.push(e.labels.1.clone());
+        text.push(e.labels.en.clone());
+        text.push(e.labels.it.clone());
         text.push(e.description.clone());
         text.extend(e.affinity.iter().cloned());
     }
@@ -864,8 +845,8 @@ pub fn verifier_input(skill: &SkillPlans<'_>, c: &Candidate<'_>) -> serde_json::
         skill
             .files
             .iter()
-            .find(|(rel, _)| rel == p)
-            .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+            .find(|f| f.path == *p)
+            .map(|f| String::from_utf8_lossy(&f.bytes).into_owned())
     });
     let e = c.executor;
     json!({
@@ -993,6 +974,25 @@ pub(crate) mod tests {
 
     pub(crate) fn opts<'a>(skip: &'a [Level], runner: &'a dyn Runner, settings: &'a AdmissionSettings) -> Options<'a> {
         Options { skip, settings, runner }
+    }
+
+    /// Jaccard similarity `|a ∩ b| / |a ∪ b|` of two sorted, de-duplicated term lists; 0 when
+    /// both are empty (what [`check_l3`] computes faster).
+    fn jaccard(a: &[String], b: &[String]) -> f64 {
+        let (mut i, mut j, mut both) = (0, 0, 0usize);
+        while i < a.len() && j < b.len() {
+            match a[i].cmp(&b[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    both += 1;
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        let union = a.len() + b.len() - both;
+        if union == 0 { 0.0 } else { both as f64 / union as f64 }
     }
 
     fn with_verifier(verifier: &str) -> AdmissionSettings {

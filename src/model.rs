@@ -6,12 +6,53 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::Serialize;
 
 /// Folders never searched for skills (version control, dependencies, skillc's own state);
 /// imports and exports leave them out too.
 pub const SKIPPED_DIRS: &[&str] = &[".git", ".hg", ".svn", "node_modules", ".skillc", "__pycache__"];
+
+/// A readable file of a skill, as the catalog keeps it (`out/skills/<name>/…`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkillFile {
+    /// Path relative to the skill folder, `/`-separated (`SKILL.md`, `scripts/run.py`).
+    pub path: String,
+    /// Its bytes.
+    pub bytes: Arc<[u8]>,
+    /// Hex SHA-256 of the bytes.
+    pub sha256: String,
+}
+
+/// What became of a skill in a build (`report.json` `skills[].status`, `catalog.toml`
+/// `[[skill]] status`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SkillStatus {
+    /// In the catalog, with executors.
+    Ok,
+    /// In the catalog, with no sub-command (instructions only).
+    InstructionOnly,
+    /// Rejected as a whole: not in the catalog.
+    Rejected,
+}
+
+impl SkillStatus {
+    /// `ok`, `instruction-only` or `rejected`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkillStatus::Ok => "ok",
+            SkillStatus::InstructionOnly => "instruction-only",
+            SkillStatus::Rejected => "rejected",
+        }
+    }
+}
+
+impl Serialize for SkillStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
 
 /// The limits PRODUCT.md sets on what a skill may contain (`pipeline.toml` `[limits]`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -142,4 +142,27 @@ mod tests {
         assert_eq!(find("duplicate-key").map(|r| r.code), Some("SK008"));
         assert!(find("SK999").is_none());
     }
+
+    /// Every `docs/rules/*.md` is a registered code (here or among the scan's rules), and every
+    /// explanation says more than a line.
+    #[test]
+    fn rule_docs_match_the_registry() {
+        let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules");
+        let mut on_disk: Vec<String> = std::fs::read_dir(&docs)
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .map(|e| e.file_name().to_string_lossy().trim_end_matches(".md").to_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        on_disk.sort();
+        let scan = crate::scan::rules::ALL.iter().map(|r| (r.code, r.explanation));
+        let mut registered: Vec<(&str, &str)> = ALL.iter().map(|r| (r.code, r.explanation)).chain(scan).collect();
+        registered.sort();
+        let codes: Vec<&str> = registered.iter().map(|r| r.0).collect();
+        assert_eq!(on_disk, codes, "docs/rules/*.md and the registries disagree");
+        for (code, explanation) in registered {
+            assert!(explanation.lines().count() >= 5, "{code} needs a real explanation");
+        }
+    }
 }

@@ -136,7 +136,7 @@ pub struct Outcome {
     pub files_removed: usize,
     /// Manifests signed by this build (others reused their unchanged signature).
     pub manifests_signed: usize,
-    /// Whether the catalog was signed (it changed).
+    /// Whether the catalog was signed anew (what it says changed, or the key did).
     pub catalog_signed: bool,
     /// Files in `out/` skillc did not write (left alone).
     pub foreign: Vec<String>,
@@ -619,7 +619,7 @@ impl Session {
             // The wrappers' texts are in the drafts (admission sees their digests).
             for s in &skills {
                 for e in super::skill_drafts(db, inputs, *s).iter().flatten() {
-                    let sha = e.hashes().0.clone();
+                    let sha = e.digests().wrapper.clone();
                     seen_all.insert(sha.clone());
                     if !recorded.described.contains_key(&sha) && seen.insert(sha) {
                         wrappers.push((format!("{}.py", e.name), e.wrapper.clone()));
@@ -840,7 +840,7 @@ impl Session {
             plan.insert(
                 format!("{dir}/{}.py", e.name),
                 Planned {
-                    sha256: g.hashes.0.clone(),
+                    sha256: g.digests.wrapper.clone(),
                     executable: true,
                     payload: Payload::Wrapper(unit, g),
                 },
@@ -862,7 +862,7 @@ impl Session {
             );
             plan.insert(
                 format!("{dir}/manifest.lang_state.json"),
-                Planned::text(&e.lang_state, g.hashes.1.clone(), false),
+                Planned::text(&e.lang_state, g.digests.lang_state.clone(), false),
             );
             catalog_execs.push(CatalogExecutor {
                 name: e.name.clone(),
@@ -882,19 +882,19 @@ impl Session {
             let (Some(info), true) = (&r.unit.info, r.output.accepted) else {
                 continue;
             };
-            for (rel, bytes, sha) in &r.output.files {
+            for f in &r.output.files {
                 plan.insert(
-                    format!("skills/{}/{rel}", info.name),
+                    format!("skills/{}/{}", info.name, f.path),
                     Planned {
-                        sha256: sha.clone(),
-                        executable: is_script(rel),
-                        payload: Payload::Shared(bytes.clone()),
+                        sha256: f.sha256.clone(),
+                        executable: is_script(&f.path),
+                        payload: Payload::Shared(f.bytes.clone()),
                     },
                 );
             }
             catalog_skills.push(CatalogSkill {
                 name: info.name.clone(),
-                status: super::skill_status(r.unit, r.decision).into(),
+                status: super::skill_status(r.unit, r.decision),
                 executors: r.output.executors.len(),
                 files: info.file_hashes.clone(),
             });
@@ -1168,9 +1168,11 @@ impl Session {
                     (*path).clone(),
                     OutputState {
                         sha256: p.sha256.clone(),
-                        size: sizes.get(path.as_str()).map_or_else(|| p.payload.len() as u64, |s| s.0),
+                        size: sizes
+                            .get(path.as_str())
+                            .map_or_else(|| p.payload.len() as u64, |w| w.size),
                         executable: p.executable,
-                        mtime_ns: sizes.get(path.as_str()).map_or(0, |s| s.1),
+                        mtime_ns: sizes.get(path.as_str()).map_or(0, |w| w.mtime_ns),
                     },
                 )
             })
@@ -1378,9 +1380,14 @@ impl<'a> Planned<'a> {
     }
 }
 
-/// Writes one planned file; returns its size.
-/// A file written: its size and the modification time it got (ns since the epoch).
-type Written = (u64, i128);
+/// A file written: its size and the modification time it got.
+#[derive(Clone, Copy, Debug)]
+struct Written {
+    /// Bytes.
+    size: u64,
+    /// Nanoseconds since the epoch (0 when unknown).
+    mtime_ns: i128,
+}
 
 fn write_planned(out_dir: &Path, path: &str, p: &Planned<'_>, skip: &[Level]) -> Result<Written, EmitError> {
     let mode = if p.executable { 0o755 } else { 0o644 };
@@ -1421,8 +1428,11 @@ fn write_planned(out_dir: &Path, path: &str, p: &Planned<'_>, skip: &[Level]) ->
     };
     write::write_file(&full, &bytes, mode)?;
     // The time it got, so that a later edit of the file in `out/` is noticed.
-    let mtime = store::stat(&full).map_or(0, |(_, t)| t);
-    Ok((bytes.len() as u64, mtime))
+    let mtime_ns = store::stat(&full).map_or(0, |(_, t)| t);
+    Ok(Written {
+        size: bytes.len() as u64,
+        mtime_ns,
+    })
 }
 
 fn audit_line(time: &jiff::Timestamp, build: &str, event: &str, detail: serde_json::Value) -> String {

@@ -10,7 +10,7 @@ pub mod write;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::model::{LevelStatus, Prototype};
+use crate::model::{LevelStatus, Prototype, SkillStatus};
 use crate::util::toml_str;
 
 /// The top-level files of the contract.
@@ -46,7 +46,7 @@ pub struct CatalogSkill {
     /// Skill name.
     pub name: String,
     /// `ok` or `instruction-only`.
-    pub status: String,
+    pub status: SkillStatus,
     /// Number of executors admitted.
     pub executors: usize,
     /// Retained files: path relative to the skill folder → hex SHA-256.
@@ -104,7 +104,7 @@ pub fn render_catalog(
     for k in sk {
         let _ = writeln!(s, "\n[[skill]]");
         let _ = writeln!(s, "name = {}", toml_str(&k.name));
-        let _ = writeln!(s, "status = {}", toml_str(&k.status));
+        let _ = writeln!(s, "status = {}", toml_str(k.status.as_str()));
         let _ = writeln!(s, "executors = {}", k.executors);
         let _ = writeln!(s, "\n[skill.files]");
         for (p, h) in &k.files {

@@ -79,14 +79,33 @@ pub struct Executor {
     /// The English description (the manifest's `description`).
     pub description: String,
     /// English and Italian labels (`read events (Google Workspace)`).
-    pub labels: (String, String),
+    pub labels: Labels,
     /// The affinity terms of the language state (sorted, de-duplicated), used by L3 and the
     /// router.
     pub affinity: Vec<String>,
     /// The contract the wrapper embeds and prints with `--describe` (L5 compares the two).
     pub contract: serde_json::Value,
     /// Hex SHA-256 of the wrapper and of the language state, for `[integrity]`.
-    hashes: (String, String),
+    digests: Digests,
+}
+
+/// An executor's English and Italian labels (`read events (Google Workspace)`, `leggi eventi
+/// (Google Workspace)`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Labels {
+    /// English.
+    pub en: String,
+    /// Italian.
+    pub it: String,
+}
+
+/// Hex SHA-256 of an executor's wrapper and language state (what `[integrity]` records).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Digests {
+    /// Of `<name>.py`.
+    pub wrapper: String,
+    /// Of `manifest.lang_state.json`.
+    pub lang_state: String,
 }
 
 impl Executor {
@@ -98,14 +117,14 @@ impl Executor {
 
     /// Hex SHA-256 of the wrapper and of the language state (what `[integrity]` records),
     /// computed once at generation.
-    pub fn hashes(&self) -> &(String, String) {
-        &self.hashes
+    pub fn digests(&self) -> &Digests {
+        &self.digests
     }
 
     /// Renders the manifest again with another stamp (the wrapper and language state do not
     /// depend on it, so they are neither rebuilt nor rehashed).
     pub fn restamp(&mut self, plan: &Plan, name: &ExecutorName, skill: &SkillInfo, stamp: &Stamp) {
-        self.manifest = manifest(plan, name, skill, &self.description, stamp, &self.hashes);
+        self.manifest = manifest(plan, name, skill, &self.description, stamp, &self.digests);
     }
 }
 
@@ -138,7 +157,7 @@ pub fn provider_title(skill: &str) -> String {
 }
 
 /// English and Italian labels of a name: `read events (Google Workspace)`.
-pub fn labels(name: &ExecutorName, skill: &str, vocab: &Vocabulary) -> (String, String) {
+pub fn labels(name: &ExecutorName, skill: &str, vocab: &Vocabulary) -> Labels {
     let action = vocab.actions.get(&name.action);
     let object = vocab.objects.get(&name.object);
     let quals: Vec<(&str, &str)> = name
@@ -164,7 +183,10 @@ pub fn labels(name: &ExecutorName, skill: &str, vocab: &Vocabulary) -> (String, 
         it.push(' ');
         it.push_str(qi);
     }
-    (format!("{en} ({title})"), format!("{it} ({title})"))
+    Labels {
+        en: format!("{en} ({title})"),
+        it: format!("{it} ({title})"),
+    }
 }
 
 fn sentence(s: &str) -> String {
@@ -263,7 +285,10 @@ fn description(plan: &Plan, en_label: &str) -> String {
 /// Generates one executor from a translated plan.
 pub fn executor(plan: &Plan, name: &ExecutorName, skill: &SkillInfo, vocab: &Vocabulary, stamp: &Stamp) -> Executor {
     let full = name.full();
-    let (en_label, it_label) = labels(name, &skill.name, vocab);
+    let Labels {
+        en: en_label,
+        it: it_label,
+    } = labels(name, &skill.name, vocab);
     let en_description = description(plan, &en_label);
     let it_description = sentence(&format!("{it_label}: `{}`", plan.subcommand.display()));
     // Affinity terms (L3, the router): the routing tokens of the name's words, the
@@ -303,8 +328,11 @@ pub fn executor(plan: &Plan, name: &ExecutorName, skill: &SkillInfo, vocab: &Voc
     let lang_state = format!("{}\n", serde_json::to_string_pretty(&lang_state).unwrap_or_default());
     let contract = contract(plan, name, skill);
     let wrapper = wrapper(&full, &en_description, &contract);
-    let hashes = (sha256(wrapper.as_bytes()), sha256(lang_state.as_bytes()));
-    let manifest = manifest(plan, name, skill, &en_description, stamp, &hashes);
+    let digests = Digests {
+        wrapper: sha256(wrapper.as_bytes()),
+        lang_state: sha256(lang_state.as_bytes()),
+    };
+    let manifest = manifest(plan, name, skill, &en_description, stamp, &digests);
     Executor {
         name: full,
         skill: skill.name.clone(),
@@ -312,10 +340,13 @@ pub fn executor(plan: &Plan, name: &ExecutorName, skill: &SkillInfo, vocab: &Voc
         lang_state,
         manifest,
         description: en_description,
-        labels: (en_label, it_label),
+        labels: Labels {
+            en: en_label,
+            it: it_label,
+        },
         affinity,
         contract,
-        hashes,
+        digests,
     }
 }
 
@@ -325,7 +356,7 @@ fn manifest(
     skill: &SkillInfo,
     description: &str,
     stamp: &Stamp,
-    (wrapper_sha, lang_state_sha): &(String, String),
+    digests: &Digests,
 ) -> String {
     let sc = &plan.subcommand;
     let mut m = String::new();
@@ -384,8 +415,8 @@ fn manifest(
     let _ = writeln!(w, "skipped = {}", array(&skipped));
     let _ = writeln!(w, "\n[integrity]");
     let mut integrity: BTreeMap<String, String> = BTreeMap::new();
-    integrity.insert("wrapper".into(), format!("sha256:{wrapper_sha}"));
-    integrity.insert("lang_state".into(), format!("sha256:{lang_state_sha}"));
+    integrity.insert("wrapper".into(), format!("sha256:{}", digests.wrapper));
+    integrity.insert("lang_state".into(), format!("sha256:{}", digests.lang_state));
     for rel in executor_sources(plan) {
         if let Some(h) = skill.file_hashes.get(&rel) {
             integrity.insert(format!("skills/{}/{rel}", skill.name), format!("sha256:{h}"));

@@ -1221,7 +1221,7 @@ fn merge_list(gaia: &mut Value, path: &[&str], items: Vec<String>) {
 }
 
 /// The vendor formats a SKILL.md text uses (empty when its frontmatter cannot be read).
-pub fn detect_text(text: &str) -> Vec<Vendor> {
+pub fn vendor_formats(text: &str) -> Vec<Vendor> {
     let src = Source::new("SKILL.md", text);
     let (split, _) = frontmatter::split(&src);
     let Some(split) = split else { return Vec::new() };

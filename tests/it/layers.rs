@@ -500,7 +500,7 @@ fn violations(files: &[(Vec<String>, String)]) -> Vec<String> {
         let name = module.join("::");
         let Some(unit) = unit_of(module) else {
             found.push(format!(
-                "{name}: no row in the layering table (tests/layers.rs, LAYERS)"
+                "{name}: no row in the layering table (tests/it/layers.rs, LAYERS)"
             ));
             continue;
         };
@@ -639,6 +639,6 @@ fn a_forbidden_use_is_reported() {
     files.push((vec!["dashboard".into()], String::new()));
     assert_eq!(
         violations(&files),
-        ["dashboard: no row in the layering table (tests/layers.rs, LAYERS)"]
+        ["dashboard: no row in the layering table (tests/it/layers.rs, LAYERS)"]
     );
 }
