@@ -13,19 +13,62 @@ use std::ops::Range;
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 use serde::Serialize;
 
-/// A diagnostic rule: what `crate::rules` registers for every code.
+use crate::model::FindingSeverity;
+
+/// A rule's default severity, on the scale of what it reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RuleSeverity {
+    /// A diagnostic rule (`SK001`, `SC000`, …): the severity of its diagnostics in the
+    /// default mode (some change under `--strict`).
+    Diagnostic(Severity),
+    /// A scan rule (`SC001`…): the severity of a finding before context lowers or evidence
+    /// raises it.
+    Finding(FindingSeverity),
+}
+
+impl fmt::Display for RuleSeverity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Both inner impls `pad`, so `{:<8}` in `skillc explain` aligns either scale.
+        match self {
+            RuleSeverity::Diagnostic(s) => s.fmt(f),
+            RuleSeverity::Finding(s) => s.fmt(f),
+        }
+    }
+}
+
+/// A rule: a diagnostic rule or a scan rule (see [`RuleSeverity`]); `crate::rules` registers
+/// every one.
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Rule {
     /// Stable code, e.g. `SK001`.
     pub code: &'static str,
     /// Short kebab-case name, e.g. `missing-skill-md`.
     pub name: &'static str,
-    /// Severity in the default mode (some rules change severity under `--strict`).
-    pub severity: Severity,
+    /// The default severity, on the rule's scale.
+    pub severity: RuleSeverity,
     /// One line: what the rule checks.
     pub summary: &'static str,
     /// The Markdown text printed by `skillc explain`.
     pub explanation: &'static str,
+}
+
+impl Rule {
+    /// The severity of a diagnostic of this rule before `--strict` or a stage changes it. A
+    /// scan rule reported as a diagnostic is an error (as `SC000` is).
+    pub fn diagnostic_severity(&self) -> Severity {
+        match self.severity {
+            RuleSeverity::Diagnostic(s) => s,
+            RuleSeverity::Finding(_) => Severity::Error,
+        }
+    }
+
+    /// The base severity of a scan rule's findings; `None` for a diagnostic rule.
+    pub fn finding_severity(&self) -> Option<FindingSeverity> {
+        match self.severity {
+            RuleSeverity::Finding(s) => Some(s),
+            RuleSeverity::Diagnostic(_) => None,
+        }
+    }
 }
 
 /// How bad a diagnostic is. Ordered from least to most severe.
@@ -132,7 +175,7 @@ impl Diagnostic {
     pub fn new(rule: &'static Rule, file: impl Into<String>, span: Span, message: impl Into<String>) -> Self {
         Diagnostic {
             rule,
-            severity: rule.severity,
+            severity: rule.diagnostic_severity(),
             file: file.into(),
             span,
             message: message.into(),
@@ -504,7 +547,7 @@ mod tests {
         static SK001: Rule = Rule {
             code: "SK001",
             name: "missing-skill-md",
-            severity: Severity::Error,
+            severity: RuleSeverity::Diagnostic(Severity::Error),
             summary: "",
             explanation: "",
         };

@@ -26,12 +26,12 @@ use Kind::{Core, Io};
 /// The layering table, bottom-up: `(unit, kind, the units it may use)`. A new module gets its
 /// row before it gets code; a row may only name rows above it.
 const LAYERS: &[(&str, Kind, &[&str])] = &[
-    // The bottom layer: plain types, helpers and diagnostics, using nothing of the crate.
+    // The bottom layer: plain types, helpers and diagnostics.
     ("util", Core, &[]),
     ("model", Core, &[]),
-    ("diag", Core, &[]),
-    // The registry of diagnostic codes.
-    ("rules", Core, &["diag"]),
+    ("diag", Core, &["model"]),
+    // The registry of rules (diagnostic and scan rules).
+    ("rules", Core, &["diag", "model"]),
     // The salsa database and its inputs.
     ("db", Core, &["model"]),
     // Stages: pure functions and tracked queries over the inputs.
