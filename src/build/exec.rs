@@ -243,7 +243,12 @@ impl System {
             .map(|(n, s)| serde_json::json!({"name": n, "source": s}))
             .collect();
         let mut cmd = Command::new(&self.python);
-        cmd.arg("-I").arg("-c").arg(BATCH_SCRIPT).current_dir(&self.cwd);
+        // `-B`: checking wrappers writes no bytecode anywhere.
+        cmd.arg("-I")
+            .arg("-B")
+            .arg("-c")
+            .arg(BATCH_SCRIPT)
+            .current_dir(&self.cwd);
         let out = run(
             cmd,
             &serde_json::Value::Array(input).to_string(),

@@ -21,3 +21,4 @@ mod plan;
 mod scan;
 mod tidy;
 mod watch;
+mod wrappers;
