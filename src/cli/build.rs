@@ -51,14 +51,22 @@ pub struct BuildArgs {
     pub quiet: bool,
 }
 
+/// `path` (absolute, or relative to the project root) relative to the project `root`, with
+/// `..` when outside it: what the build shows and records (`imported_from`) never names a
+/// folder of this machine.
 fn relative_to(path: &Path, root: &Path) -> PathBuf {
-    if path.is_absolute() {
-        path.strip_prefix(root)
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|_| path.to_path_buf())
-    } else {
-        path.to_path_buf()
+    if path.is_relative() && !path.components().any(|c| c == std::path::Component::ParentDir) {
+        return path.to_path_buf();
     }
+    if let Ok(inside) = path.strip_prefix(root)
+        && !inside.components().any(|c| c == std::path::Component::ParentDir)
+    {
+        return inside.to_path_buf();
+    }
+    let abs = root.join(path);
+    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let rel = crate::util::relative_path(&canon(&abs), &canon(root));
+    if rel.is_absolute() { path.to_path_buf() } else { rel }
 }
 
 /// A project ready to build: the session options and the held build lock.
@@ -83,7 +91,7 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
     // they are shown relative to the project root, so that outputs do not depend on where
     // the project lives.
     let roots: Vec<PathBuf> = if args.skills.is_empty() {
-        cfg.skills.clone()
+        cfg.skills.iter().map(|p| relative_to(p, root)).collect()
     } else {
         args.skills.iter().map(|p| relative_to(&cwd.join(p), root)).collect()
     };
@@ -162,7 +170,7 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
             admission: cfg.admission.clone(),
             fail_on: cfg.fail_on,
             // A project's imports (`skillc import`) record their sources as `imported_from`.
-            imported_from: crate::import::lock::read(root)?
+            imported_from: project::read_lock(root, out)?
                 .entries
                 .into_values()
                 .map(|e| (e.name, e.source))
