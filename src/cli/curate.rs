@@ -87,13 +87,6 @@ pub(crate) fn run(args: &CurateArgs, out: &mut Printer) -> anyhow::Result<Status
     let project = curate::Project::new(&loaded.root, &loaded.config, loaded.curator.clone());
     let now = now()?;
     let json = args.format == ReportFormat::Json;
-    let mutating = !matches!(
-        args.command,
-        CurateCommand::Status | CurateCommand::ListArchived | CurateCommand::Run { dry_run: true }
-    );
-    if mutating {
-        super::keys::ignore_state_dir(&project.root.join(".skillc"))?;
-    }
     let result = match &args.command {
         CurateCommand::Status => {
             let s = curate::status(&project, now)?;
@@ -142,6 +135,7 @@ pub(crate) fn run(args: &CurateArgs, out: &mut Printer) -> anyhow::Result<Status
     };
     match result {
         Ok(report) => {
+            keep_state_out_of_git(&project)?;
             for w in &report.warnings {
                 out.note(&format!("warning: {w}"));
             }
@@ -184,6 +178,15 @@ pub(crate) fn run(args: &CurateArgs, out: &mut Printer) -> anyhow::Result<Status
     }
 }
 
+/// `.skillc/` is never committed: once a command wrote into it, it gets its `.gitignore`.
+fn keep_state_out_of_git(project: &curate::Project) -> anyhow::Result<()> {
+    let dir = project.root.join(".skillc");
+    if dir.is_dir() {
+        super::keys::ignore_state_dir(&dir)?;
+    }
+    Ok(())
+}
+
 fn past(a: crate::events::Action) -> &'static str {
     match a {
         crate::events::Action::Pin => "pinned",
@@ -221,6 +224,9 @@ fn run_once(
     out: &mut Printer,
 ) -> anyhow::Result<Status> {
     let report = curate::run(project, RunOptions { dry_run, trigger }, now)?;
+    if report.run_id.is_some() {
+        keep_state_out_of_git(project)?;
+    }
     for w in &report.warnings {
         out.note(&format!("warning: {w}"));
     }
