@@ -10,5 +10,6 @@ mod behaviour;
 mod budget;
 mod catalog;
 mod crash;
+mod events;
 mod http;
 mod scenario;
