@@ -68,21 +68,22 @@ fn runtimes_record_events_and_text_is_refused() {
 
 #[test]
 fn concurrent_appends_never_tear_a_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(".skillc/events.jsonl");
+    // Eight processes at a time, each appending long lines: every line arrives whole.
+    let p = P::new("");
+    let root = p.path().to_path_buf();
+    let long = "x".repeat(100);
     let threads: Vec<_> = (0..8)
         .map(|w| {
-            let path = path.clone();
+            let (root, long) = (root.clone(), long.clone());
             std::thread::spawn(move || {
-                for i in 0..100 {
-                    let e = skillc::events::Event::new(
-                        NOW.parse().unwrap(),
-                        skillc::events::Kind::Loaded {
-                            skill: format!("skill-{w}"),
-                            session: format!("session-{w}-{i}-{}", "x".repeat(100)),
-                        },
+                for i in 0..20 {
+                    let session = format!("session-{w}-{i}-{long}");
+                    let r = skillc_env(
+                        &root,
+                        &["events", "record", "skill.loaded", "--skill", &format!("skill-{w}"), "--session", &session],
+                        &[("SKILLC_NOW", NOW)],
                     );
-                    skillc::events::append(&path, &e).unwrap();
+                    assert_eq!(r.code, Some(0), "{}", r.stderr);
                 }
             })
         })
@@ -90,9 +91,17 @@ fn concurrent_appends_never_tear_a_line() {
     for t in threads {
         t.join().unwrap();
     }
-    let log = skillc::events::read(&path, "events.jsonl").unwrap();
-    assert_eq!(log.problems, vec![]);
-    assert_eq!(log.events.len(), 800);
+    let events = p.events();
+    assert_eq!(events.len(), 160);
+    for w in 0..8 {
+        let mine: Vec<String> = events
+            .iter()
+            .filter(|e| e["skill"] == format!("skill-{w}"))
+            .map(|e| e["session"].as_str().unwrap().to_owned())
+            .collect();
+        let want: Vec<String> = (0..20).map(|i| format!("session-{w}-{i}-{long}")).collect();
+        assert_eq!(mine, want, "each writer's lines arrive whole and in its order");
+    }
 }
 
 #[test]
