@@ -77,12 +77,17 @@ fn concurrent_appends_never_tear_a_line() {
             let (root, long) = (root.clone(), long.clone());
             std::thread::spawn(move || {
                 for i in 0..20 {
-                    let session = format!("session-{w}-{i}-{long}");
-                    let r = skillc_env(
-                        &root,
-                        &["events", "record", "skill.loaded", "--skill", &format!("skill-{w}"), "--session", &session],
-                        &[("SKILLC_NOW", NOW)],
-                    );
+                    let (skill, session) = (format!("skill-{w}"), format!("session-{w}-{i}-{long}"));
+                    let args = [
+                        "events",
+                        "record",
+                        "skill.loaded",
+                        "--skill",
+                        &skill,
+                        "--session",
+                        &session,
+                    ];
+                    let r = skillc_env(&root, &args, &[("SKILLC_NOW", NOW)]);
                     assert_eq!(r.code, Some(0), "{}", r.stderr);
                 }
             })
