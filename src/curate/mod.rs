@@ -386,3 +386,22 @@ pub fn record_load(project: &Project, skill: &str, session: &str, now: Timestamp
     events::record(&project.root, &event)?;
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loads_are_recorded_only_when_the_project_enables_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut project = Project::new(dir.path(), &crate::config::Config::default(), CuratorConfig::default());
+        let now: Timestamp = "2026-06-01T00:00:00Z".parse().unwrap();
+        assert!(!record_load(&project, "pdf-tools", "s1", now).unwrap());
+        assert!(!events::log_path(dir.path()).exists());
+        project.curator.record_loads = true;
+        assert!(record_load(&project, "pdf-tools", "s1", now).unwrap());
+        assert!(record_load(&project, "pdf-tools", "has space", now).is_err());
+        let log = events::read(&events::log_path(dir.path()), "log").unwrap();
+        assert_eq!(log.events.len(), 1);
+    }
+}
