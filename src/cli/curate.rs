@@ -72,6 +72,17 @@ pub enum CurateCommand {
     ListArchived,
 }
 
+/// The curator's view of a loaded project.
+pub(crate) fn curate_project(p: &project::Project) -> curate::Project {
+    curate::Project {
+        root: p.root.clone(),
+        skills: p.config.skills.clone(),
+        out: p.config.out.clone(),
+        skill_md_bytes: p.config.limits.skill_md_bytes,
+        curator: p.curator.clone(),
+    }
+}
+
 /// The curator's clock: `SKILLC_NOW` when set, else now (whole seconds).
 pub(crate) fn now() -> anyhow::Result<Timestamp> {
     match std::env::var(NOW_ENV) {
@@ -84,7 +95,7 @@ pub(crate) fn now() -> anyhow::Result<Timestamp> {
 
 pub(crate) fn run(args: &CurateArgs, out: &mut Printer) -> anyhow::Result<Status> {
     let loaded = project::load(&std::env::current_dir()?, out)?;
-    let project = curate::Project::new(&loaded.root, &loaded.config, loaded.curator.clone());
+    let project = curate_project(&loaded);
     let now = now()?;
     let json = args.format == ReportFormat::Json;
     let result = match &args.command {

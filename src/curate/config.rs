@@ -95,6 +95,17 @@ impl Default for CuratorConfig {
     }
 }
 
+impl CuratorConfig {
+    /// The thresholds selection applies.
+    pub fn policy(&self) -> super::select::Policy {
+        super::select::Policy {
+            archive_after_secs: i64::from(self.archive_after_days) * 86_400,
+            stale_after_secs: i64::from(self.stale_after_days) * 86_400,
+            interval_secs: self.interval_secs,
+        }
+    }
+}
+
 #[derive(Deserialize, Default)]
 struct Outer {
     curator: Option<Section>,

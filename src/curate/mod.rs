@@ -40,7 +40,8 @@ use config::CuratorConfig;
 use select::SkillView;
 use state::{Loaded, State};
 
-/// What the curator needs to know about a project.
+/// What the curator needs to know about a project (built from `pipeline.toml`: `[pipeline]
+/// skills`, `out`, `[limits] skill_md_bytes` and `[curator]`).
 #[derive(Clone, Debug)]
 pub struct Project {
     /// The project root (where `pipeline.toml` and `.skillc/` are).
@@ -53,19 +54,6 @@ pub struct Project {
     pub skill_md_bytes: u64,
     /// `[curator]`.
     pub curator: CuratorConfig,
-}
-
-impl Project {
-    /// The curator's view of a project configured by `config` and `curator`.
-    pub fn new(root: &Path, config: &crate::config::Config, curator: CuratorConfig) -> Project {
-        Project {
-            root: root.to_path_buf(),
-            skills: config.skills.clone(),
-            out: config.out.clone(),
-            skill_md_bytes: config.limits.skill_md_bytes,
-            curator,
-        }
-    }
 }
 
 /// Why a curator command could not do what it was asked.
@@ -270,6 +258,35 @@ pub(crate) fn read_events(project: &Project, warnings: &mut Vec<String>) -> Resu
     Ok(all)
 }
 
+/// What selection reads of the events: creations, loads, failures and restores.
+pub(crate) fn observations(events: &[Event]) -> Vec<select::Observation> {
+    use select::Observed;
+    events
+        .iter()
+        .filter_map(|e| {
+            let what = match &e.kind {
+                Kind::Created { skill, source } => Observed::Created {
+                    skill: skill.clone(),
+                    origin: *source,
+                },
+                Kind::Loaded { skill, session } => Observed::Loaded {
+                    skill: skill.clone(),
+                    session: session.clone(),
+                },
+                Kind::ToolFailed { session, tool } => Observed::ToolFailed {
+                    session: session.clone(),
+                    tool: tool.clone(),
+                },
+                Kind::Curated(c) if c.action == events::Action::Restore => {
+                    Observed::Restored { skill: c.skill.clone() }
+                }
+                _ => return None,
+            };
+            Some(select::Observation { time: e.time, what })
+        })
+        .collect()
+}
+
 /// The state, read-only (dry runs, status): a corrupt or kept-aside state fails closed.
 pub(crate) fn peek(project: &Project, warnings: &mut Vec<String>) -> Result<(State, bool), CurateError> {
     Ok(match state::load(&project.root)? {
@@ -394,7 +411,13 @@ mod tests {
     #[test]
     fn loads_are_recorded_only_when_the_project_enables_it() {
         let dir = tempfile::tempdir().unwrap();
-        let mut project = Project::new(dir.path(), &crate::config::Config::default(), CuratorConfig::default());
+        let mut project = Project {
+            root: dir.path().to_path_buf(),
+            skills: vec![PathBuf::from("skills")],
+            out: PathBuf::from("out"),
+            skill_md_bytes: 65_536,
+            curator: CuratorConfig::default(),
+        };
         let now: Timestamp = "2026-06-01T00:00:00Z".parse().unwrap();
         assert!(!record_load(&project, "pdf-tools", "s1", now).unwrap());
         assert!(!events::log_path(dir.path()).exists());

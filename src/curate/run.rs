@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::budget::{Usd, would_pass};
 use super::manual::{Meta, archive_skill, change_body};
 use super::model::{self, Request, RequestSkill, Verdict};
-use super::select::{self, Candidate, Marks, Plan, Policy, SkillStatus};
+use super::select::{self, Candidate, Marks, Plan, SkillStatus};
 use super::{CurateError, Found, Project, Session, diff, discover, peek, read_events, roots};
 use crate::events::{self, Action, CuratorKind, Event, Kind, Reason, Trigger, rfc3339};
 use crate::skill::validate::{self, Context, Mode};
@@ -143,7 +143,13 @@ pub(super) fn make_plan(
         fail_closed,
     };
     let views: Vec<select::SkillView> = found.iter().map(|f| f.view.clone()).collect();
-    select::plan(events, &views, &marks, &Policy::of(&project.curator), now)
+    select::plan(
+        &super::observations(events),
+        &views,
+        &marks,
+        &project.curator.policy(),
+        now,
+    )
 }
 
 fn interval_elapsed(project: &Project, now: Timestamp) -> Result<bool, CurateError> {
