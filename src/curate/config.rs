@@ -10,8 +10,8 @@ use toml::Spanned;
 
 use super::budget::{Pricing, Usd};
 use crate::diag::Diagnostic;
+use crate::diag::Source;
 use crate::rules;
-use crate::skill::source::Source;
 
 /// Default interval between `skillc curate maybe` runs: seven days (seed 002 §7.1).
 pub const DEFAULT_INTERVAL_SECS: i64 = 7 * 86_400;
@@ -172,7 +172,7 @@ pub fn parse(file: &str, text: &str) -> (CuratorConfig, Vec<Diagnostic>) {
     let section = match toml::from_str::<Outer>(text) {
         Ok(o) => o.curator.unwrap_or_default(),
         Err(e) => {
-            diags.push(crate::config::toml_error(&src, &e, &rules::CF001, &rules::CF002));
+            diags.push(crate::diag::toml_error(&src, &e, &rules::CF001, &rules::CF002));
             return (cfg, diags);
         }
     };

@@ -178,7 +178,7 @@ fn happened(root: &Path, op: &Op) -> (bool, String) {
             }
         }
         Op::Body { file, sha256_after, .. } => {
-            let now = std::fs::read(store::resolve(root, file)).map(|b| crate::generate::sha256(&b));
+            let now = std::fs::read(store::resolve(root, file)).map(|b| crate::util::sha256(&b));
             if now.as_deref().is_ok_and(|h| h == sha256_after) {
                 (true, format!("{file} has the new body"))
             } else {

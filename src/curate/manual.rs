@@ -14,7 +14,8 @@ use super::journal::Reconciled;
 use super::state::{Op, Pending};
 use super::{CurateError, Found, Project, Session, discover, peek, roots, store};
 use crate::events::{Action, Curated, CuratorKind, Origin, rfc3339};
-use crate::skill::validate::{self, Context, Mode};
+use crate::model::Mode;
+use crate::skill::validate::{self, Context};
 
 /// Who asks for an action, and what its event records.
 #[derive(Clone, Debug)]
@@ -122,7 +123,7 @@ pub(super) fn change_body(
         op: Op::Body {
             file: store::shown(root, &f.md),
             snapshot: shown.clone(),
-            sha256_after: crate::generate::sha256(new_text.as_bytes()),
+            sha256_after: crate::util::sha256(new_text.as_bytes()),
         },
         event,
     };

@@ -13,7 +13,8 @@ use super::model::{self, Request, RequestSkill, Verdict};
 use super::select::{self, Candidate, Marks, Plan, SkillStatus};
 use super::{CurateError, Found, Project, Session, diff, discover, peek, read_events, roots};
 use crate::events::{self, Action, CuratorKind, Event, Kind, Reason, Trigger, rfc3339};
-use crate::skill::validate::{self, Context, Mode};
+use crate::model::Mode;
+use crate::skill::validate::{self, Context};
 
 pub use super::status::{StatusReport, status};
 

@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use jiff::Timestamp;
 use serde::Serialize;
 
-use crate::events::Origin;
+use crate::model::Origin;
 
 /// What selection reads from the event log (the curator's IO layer turns `skill.created`,
 /// `skill.loaded`, `tool.failed` and `skill.curated {action: restore}` into these).

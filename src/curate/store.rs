@@ -170,8 +170,6 @@ pub fn write_snapshot(dest: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[derive(Debug)]
 pub struct RunLock {
     _file: File,
-    /// The lock file.
-    pub path: PathBuf,
 }
 
 /// Takes the run lock of an archive root, creating the folder. `Ok(Err(holder))` when another
@@ -198,7 +196,7 @@ pub fn try_lock(archive_root: &Path, now: Timestamp) -> std::io::Result<Result<R
                 crate::events::rfc3339(now)
             );
             file.write_all(note.as_bytes())?;
-            Ok(Ok(RunLock { _file: file, path }))
+            Ok(Ok(RunLock { _file: file }))
         }
         Err(std::fs::TryLockError::WouldBlock) => {
             let holder = std::fs::read_to_string(&path).unwrap_or_default();

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use crate::support::P;
+use super::support::P;
 
 /// One request the server saw: path, `authorization` header, body.
 type Seen = Arc<Mutex<Vec<(String, String, Value)>>>;
@@ -72,7 +72,7 @@ fn project(url: &str) -> P {
 
 fn run(p: &P) -> crate::common::Run {
     p.curate_at(
-        crate::support::NOW,
+        super::support::NOW,
         &["run", "--format", "json"],
         &[("CURATOR_TEST_KEY", "sekret")],
     )

@@ -2,8 +2,6 @@
 //! over projects made here, with a scripted model — a real process returning canned verdicts
 //! and counting its calls — and, for the endpoint path, a real HTTP server on 127.0.0.1.
 
-#[path = "../common/mod.rs"]
-mod common;
 mod support;
 
 mod behaviour;

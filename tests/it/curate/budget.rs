@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use super::support::{NOW, P, ago, model_line, plan};
 use crate::common::SKILLC;
-use crate::support::{NOW, P, ago, model_line, plan};
 
 const DESC: &str = "Summarise quarterly sales figures into a short report.";
 
@@ -35,7 +35,7 @@ fn priced(extra: &str) -> P {
     P::with_curator(&format!(
         "model = {{ command = [\"python3\", {:?}], max_output_tokens = 200000 }}\n\
          pricing = {{ input_usd_per_mtok = 0, output_usd_per_mtok = 1 }}\n{extra}",
-        crate::support::model_script().display().to_string()
+        super::support::model_script().display().to_string()
     ))
 }
 

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use super::support::{P, ago};
 use crate::common::{SKILLC, copy_dir, manifest_dir, skillc_env, write_test_key};
-use crate::support::{P, ago};
 
 fn project() -> P {
     let p = P::new("");

@@ -4,10 +4,10 @@
 
 use serde_json::json;
 
-use crate::support::{P, ago};
+use super::support::{P, ago};
 
 fn killed_run(p: &P, point: &str) {
-    let r = p.curate_at(crate::support::NOW, &["run"], &[("SKILLC_CURATOR_FAULT", point)]);
+    let r = p.curate_at(super::support::NOW, &["run"], &[("SKILLC_CURATOR_FAULT", point)]);
     assert_eq!(r.code, None, "the run was aborted by a signal: {r:?}");
 }
 

@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
+use super::support::{P, ago};
 use crate::common::insta_settings;
-use crate::support::{P, ago};
 
 /// A small deterministic generator (a linear congruential one; the numbers only need to be
 /// the same on every machine).

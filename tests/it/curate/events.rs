@@ -3,8 +3,8 @@
 
 use serde_json::json;
 
+use super::support::{NOW, P};
 use crate::common::skillc_env;
-use crate::support::{NOW, P};
 
 #[test]
 fn runtimes_record_events_and_text_is_refused() {
@@ -140,22 +140,22 @@ fn another_runtimes_log_is_read_besides_the_projects() {
     p.skill("agent-stale", "Convert units between systems.");
     // The runtime's log says who wrote them and that one was used lately.
     let lines = [
-        json!({"event": "skill.created", "time": crate::support::ago(200, 0), "skill": "agent-notes", "source": "auto_generated"}),
-        json!({"event": "skill.created", "time": crate::support::ago(200, 0), "skill": "agent-stale", "source": "auto_generated"}),
-        json!({"event": "skill.loaded", "time": crate::support::ago(3, 0), "skill": "agent-notes", "session": "rt-1"}),
-        json!({"event": "turn.started", "time": crate::support::ago(3, 0), "session": "rt-1"}),
+        json!({"event": "skill.created", "time": super::support::ago(200, 0), "skill": "agent-notes", "source": "auto_generated"}),
+        json!({"event": "skill.created", "time": super::support::ago(200, 0), "skill": "agent-stale", "source": "auto_generated"}),
+        json!({"event": "skill.loaded", "time": super::support::ago(3, 0), "skill": "agent-notes", "session": "rt-1"}),
+        json!({"event": "turn.started", "time": super::support::ago(3, 0), "session": "rt-1"}),
     ];
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(&log, &text).unwrap();
     let r = p.json(&["run", "--dry-run"]);
-    assert_eq!(crate::support::plan(&r), vec!["archive agent-stale"]);
+    assert_eq!(super::support::plan(&r), vec!["archive agent-stale"]);
     assert_eq!(r["warnings"], json!([]));
     // Naming the project's own log there does not count its events twice.
     let q = P::new("events = \".skillc/events.jsonl\"");
     q.agent_skill("twice", "Count things once.", 50);
     for k in 0..2 {
-        q.loaded("twice", &format!("s{k}"), &crate::support::ago(1, k));
-        q.failed(&format!("s{k}"), "bash", &crate::support::ago(1, k - 60));
+        q.loaded("twice", &format!("s{k}"), &super::support::ago(1, k));
+        q.failed(&format!("s{k}"), "bash", &super::support::ago(1, k - 60));
     }
     let s = q.json(&["status"]);
     assert_eq!(s["candidates"], json!([]), "two loads, not four: no edit candidate");

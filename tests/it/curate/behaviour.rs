@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::support::{NOW, P, ago, plan};
+use super::support::{NOW, P, ago, plan};
 
 const DESC: &str = "Summarise quarterly sales figures into a short report. Use when asked for sales.";
 
