@@ -12,6 +12,7 @@ mod check;
 mod common;
 mod conformance;
 mod corpus;
+mod curate;
 mod export;
 mod import;
 mod import_hostile;
