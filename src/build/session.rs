@@ -86,7 +86,8 @@ pub enum BuildError {
 pub enum Event<'a> {
     /// A stage started over `total` items.
     Stage {
-        /// `analyze` (skills), `sign` (executors) or `write` (files of `out/`).
+        /// `analyze` (skills), `generate` (skills), `sign` (executors) or `write` (the files
+        /// of `out/` this build writes).
         stage: &'static str,
         /// Items to process.
         total: usize,
@@ -720,16 +721,25 @@ impl Session {
             stage: "analyze",
             total: skills.len(),
         });
+        let progress = std::sync::Mutex::new(&mut *sink);
         skills.par_chunks(64).for_each_with(self.db.clone(), |db, chunk| {
             for s in chunk {
                 let _ = skill_unit(db, inputs, *s);
             }
+            if let Ok(mut p) = progress.lock() {
+                p(Event::Progress { n: chunk.len() });
+            }
         });
+        let sink = progress.into_inner().unwrap_or_else(|e| e.into_inner());
         timer.lap("analyze");
         self.run_admission_processes();
         timer.lap("admission processes");
         let _ = admission(&self.db, inputs);
         timer.lap("admission");
+        sink(Event::Stage {
+            stage: "generate",
+            total: skills.len(),
+        });
         let progress = std::sync::Mutex::new(&mut *sink);
         skills.par_chunks(64).for_each_with(self.db.clone(), |db, chunk| {
             for s in chunk {
@@ -785,6 +795,7 @@ impl Session {
             stage: "sign",
             total: jobs.len(),
         });
+        let progress = std::sync::Mutex::new(&mut *sink);
         let stamped: Vec<(ExecutorState, Option<String>, bool)> = jobs
             .par_iter()
             .map(|(unit, g)| {
@@ -814,7 +825,13 @@ impl Session {
                     true,
                 )
             })
+            .inspect(|_| {
+                if let Ok(mut p) = progress.lock() {
+                    p(Event::Progress { n: 1 });
+                }
+            })
             .collect();
+        let sink = progress.into_inner().unwrap_or_else(|e| e.into_inner());
         let manifests_signed = stamped.iter().filter(|s| s.2).count();
         timer.lap("stamp and sign");
 
@@ -960,10 +977,6 @@ impl Session {
 
         timer.lap("catalog and report");
         // Write what differs, in parallel, the catalog last.
-        sink(Event::Stage {
-            stage: "write",
-            total: plan.len(),
-        });
         let out_dir = &opts.out_dir;
         let check_disk = *fresh;
         let prev_outputs = &state.outputs;
@@ -994,6 +1007,10 @@ impl Session {
                 !listing.as_ref().is_some_and(|l| l.contains(*path)) || !on_disk_matches(&out_dir.join(path), prev)
             })
             .collect();
+        sink(Event::Stage {
+            stage: "write",
+            total: to_write.len(),
+        });
         let mut removed: Vec<String> = prev_outputs
             .keys()
             .filter(|p| !plan.contains_key(*p))
@@ -1046,6 +1063,7 @@ impl Session {
         for path in last {
             if let Some((path, p)) = catalog_files.iter().find(|(x, _)| x.as_str() == path) {
                 sizes.insert(path.as_str(), write_planned(out_dir, path, p, &opts.skip)?);
+                sink(Event::Progress { n: 1 });
             }
         }
         write::remove_files(out_dir, &removed)?;

@@ -9,6 +9,7 @@ mod admit;
 mod adversarial;
 mod build;
 mod check;
+mod cli_contract;
 mod common;
 mod conformance;
 mod corpus;
