@@ -97,6 +97,7 @@ rules! {
     SK034 "field-type" Error "A standard field has the wrong YAML type.";
     SK035 "metadata-not-string" Warning "A `metadata` value that is not a string.";
     SK036 "allowed-tools-syntax" Warning "An `allowed-tools` entry that is not `Tool` or `Tool(pattern)`.";
+    SK037 "yaml-tab-comment" Warning "A tab before `#` ends a frontmatter value as a comment, which PyYAML refuses (an error under `--strict`).";
     SK040 "skill-md-too-large" Error "SKILL.md is larger than the configured limit.";
     SK041 "support-file-too-large" Error "A support file is larger than the configured limit.";
     SK042 "too-many-files" Error "The skill folder holds more files than the configured limit.";
@@ -186,9 +187,13 @@ pub fn scan_rules() -> impl Iterator<Item = &'static Rule> {
 mod tests {
     use super::*;
 
+    /// Codes are unique, each prefix's codes come in ascending order in the table (the order
+    /// of `skillc explain`), and each explanation starts with its code. (Issue 18, item 16:
+    /// this test used to check no order at all.)
     #[test]
     fn codes_are_unique_and_sorted_within_prefix() {
         let mut seen = std::collections::BTreeSet::new();
+        let mut last: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
         for r in ALL {
             assert!(seen.insert(r.code), "duplicate code {}", r.code);
             assert!(
@@ -196,6 +201,10 @@ mod tests {
                 "{} doc must start with its code",
                 r.code
             );
+            let prefix = &r.code[..2];
+            if let Some(before) = last.insert(prefix, r.code) {
+                assert!(before < r.code, "{} comes after {before} in the table", r.code);
+            }
         }
     }
 

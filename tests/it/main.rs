@@ -21,6 +21,7 @@ mod incremental;
 mod layers;
 mod migrate;
 mod names;
+mod parser_edges;
 mod plan;
 mod scan;
 mod tidy;
