@@ -378,7 +378,11 @@ mod tests {
     fn import_git_bounds() {
         let d = Config::default();
         assert_eq!(
-            (d.import_max_repository_bytes, d.import_max_repository_files, d.import_timeout_seconds),
+            (
+                d.import_max_repository_bytes,
+                d.import_max_repository_files,
+                d.import_timeout_seconds
+            ),
             (64 * 1024 * 1024, 20_000, 300)
         );
         let (cfg, d) = parse(
@@ -387,7 +391,11 @@ mod tests {
         );
         assert!(d.is_empty(), "{d:?}");
         assert_eq!(
-            (cfg.import_max_repository_bytes, cfg.import_max_repository_files, cfg.import_timeout_seconds),
+            (
+                cfg.import_max_repository_bytes,
+                cfg.import_max_repository_files,
+                cfg.import_timeout_seconds
+            ),
             (10, 2, 5)
         );
         let (_, d) = parse(

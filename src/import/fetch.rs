@@ -559,7 +559,10 @@ mod tests {
 
     #[test]
     fn git_failures_are_told_apart() {
-        let missing = ["couldn't find remote ref v9", "'/x' does not appear to be a git repository"];
+        let missing = [
+            "couldn't find remote ref v9",
+            "'/x' does not appear to be a git repository",
+        ];
         assert!(missing.iter().all(|m| GIT_MISSING.iter().any(|g| m.contains(g))));
         let io = "unable to access 'https://h/r/': Could not resolve host: h";
         assert!(!GIT_MISSING.iter().any(|g| io.contains(g)));

@@ -119,11 +119,7 @@ fn the_example_builds_cleanly_and_verifies() {
 fn stock_minisign_verifies_catalog_and_manifests() {
     let available = Command::new("minisign").arg("-v").output().is_ok();
     if !available {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "minisign is required in CI (apt-get install -y minisign)"
-        );
-        eprintln!("note: minisign is not installed; test skipped");
+        crate::common::skip("minisign is not installed (apt-get install -y minisign)");
         return;
     }
     let p = Project::new();
@@ -624,7 +620,7 @@ fn keys_made_by_stock_minisign_sign_catalogs() {
         .current_dir(dir.path())
         .output();
     let Ok(made) = made else {
-        assert!(std::env::var_os("CI").is_none(), "minisign is required in CI");
+        crate::common::skip("minisign is not installed (apt-get install -y minisign)");
         return;
     };
     assert!(made.status.success());

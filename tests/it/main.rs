@@ -15,6 +15,7 @@ mod conformance;
 mod corpus;
 mod curate;
 mod export;
+mod fuzz;
 mod import;
 mod import_hostile;
 mod incremental;
