@@ -10,6 +10,7 @@ pub mod model;
 pub mod source;
 pub mod tools;
 pub mod validate;
+pub mod writer;
 pub mod yaml;
 pub mod yaml_out;
 
