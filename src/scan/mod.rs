@@ -14,6 +14,7 @@
 //! installer, prose rather than a runnable code block, wording that describes an attack, a
 //! security skill. Structural findings (Unicode, symlinks, binaries, limits) ignore context.
 
+pub mod baseline;
 pub mod rules;
 pub mod text;
 pub mod unicode;
