@@ -4,9 +4,12 @@
 //! Exit codes (stable): 0 success, 1 the input has errors (diagnostics, rejected plans, a
 //! failed verification), 2 the command could not run (usage, IO, configuration).
 
+mod baseline;
 mod build;
 mod check;
 mod export;
+mod fix;
+mod github;
 mod import;
 mod keys;
 mod migrate;
@@ -15,7 +18,9 @@ mod plan;
 mod progress;
 mod project;
 mod props;
+mod sarif;
 mod scan;
+mod shell;
 mod verify;
 mod watch;
 
@@ -80,6 +85,10 @@ pub enum Format {
     Short,
     /// One JSON document (schema in docs/json.md).
     Json,
+    /// SARIF 2.1.0, for code-scanning dashboards (GitHub code scanning, GitLab, Azure DevOps).
+    Sarif,
+    /// GitHub Actions workflow commands: one `::error file=…,line=…::message` annotation per line.
+    Github,
 }
 
 /// Output formats of commands that print a report rather than diagnostics.
@@ -145,10 +154,17 @@ pub enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(shell::CompletionsArgs),
+    /// Print the manual page (roff), or write every page with `--out-dir`.
+    Man(shell::ManArgs),
 }
 
 /// Arguments of `skillc check`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Exit status: 0 no error (with --deny-warnings: no warning either), 1 errors found \
+(after --fix: errors that remain; with --diff: something would change), 2 the command could not run.\n\
+`skillc explain CODE` says whether and how --fix fixes a rule.")]
 pub struct CheckArgs {
     /// Skill folders, SKILL.md files, or folders to search.
     pub paths: Vec<PathBuf>,
@@ -164,6 +180,18 @@ pub struct CheckArgs {
     /// Treat warnings as errors for the exit status.
     #[arg(long)]
     pub deny_warnings: bool,
+    /// Fix what can be fixed safely (SKILL.md edited in place, atomically; the body never
+    /// changes), then report what remains. With `--strict`, also moves every non-standard key
+    /// under `metadata`.
+    #[arg(long, conflicts_with = "diff")]
+    pub fix: bool,
+    /// Print what `--fix` would change, as a unified diff, and write nothing.
+    #[arg(long)]
+    pub diff: bool,
+    /// With `--fix`: rename a folder to its skill's valid `name` instead of setting `name` to the
+    /// folder's name.
+    #[arg(long)]
+    pub rename_folder: bool,
 }
 
 /// Runs a parsed command line.
@@ -199,6 +227,8 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
         Command::ReadProperties { path } => props::read_properties(&path, &mut out),
         Command::ToPrompt { paths } => props::to_prompt(&paths, &mut out),
         Command::Explain { code } => explain(code.as_deref(), &mut out),
+        Command::Completions(c) => shell::completions(&c, &mut out),
+        Command::Man(m) => shell::man(&m, &mut out),
         Command::Vocabulary { default } => {
             let text = if default {
                 crate::vocab::DEFAULT_TEXT.to_owned()
