@@ -104,7 +104,11 @@ fn normalize(path: &Path) -> PathBuf {
 
 /// Whether the glob `pattern` matches `path` or one of its ancestor folders.
 pub fn matches_path(pattern: &str, path: &str) -> bool {
-    let pat: Vec<&str> = pattern.trim_matches('/').split('/').filter(|s| !s.is_empty() && *s != ".").collect();
+    let pat: Vec<&str> = pattern
+        .trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect();
     let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     (1..=segs.len()).any(|n| match_segments(&pat, &segs[..n])) || (pat.is_empty() && segs.is_empty())
 }

@@ -77,7 +77,11 @@ pub(crate) fn read(path: &Path) -> anyhow::Result<Baseline> {
 
 /// Writes the baseline of `findings` atomically.
 pub(crate) fn write(path: &Path, findings: &[(Key, &Finding)]) -> anyhow::Result<usize> {
-    let b = Baseline::of(findings.iter().map(|(k, f)| (k.clone(), f.severity.as_str(), f.reason.as_str())));
+    let b = Baseline::of(
+        findings
+            .iter()
+            .map(|(k, f)| (k.clone(), f.severity.as_str(), f.reason.as_str())),
+    );
     write_atomic(path, b.to_text().as_bytes(), Some(0o644)).with_context(|| format!("writing {}", path.display()))?;
     Ok(b.findings.iter().map(|e| e.count).sum())
 }

@@ -106,10 +106,20 @@ pub(crate) fn run(args: &CheckArgs, out: &mut Printer) -> anyhow::Result<Status>
     // project's roots are checked at its root; below it, the current folder (as ruff does).
     let cwd = std::env::current_dir()?;
     let project = super::project::load(&cwd, out)?;
-    let (base, paths) = if project.root == cwd {
-        project.inputs(&args.paths)
+    let given = if args.files {
+        let owning = super::project::owning_skills(&args.paths);
+        if owning.is_empty() {
+            out.note("no skill among the files given");
+            return Ok(Status::Success);
+        }
+        owning
     } else {
-        (PathBuf::new(), super::project::default_paths(&args.paths))
+        args.paths.clone()
+    };
+    let (base, paths) = if project.root == cwd {
+        project.inputs(&given)
+    } else {
+        (PathBuf::new(), super::project::default_paths(&given))
     };
     let check_config = crate::suppress::CheckConfig::default();
     let suppress = check_config.matcher(&project.root, &cwd.join(&base));
@@ -331,10 +341,7 @@ fn summary_line(s: &Summary, args: &CheckArgs) -> String {
     );
     if s.fixable > 0 && !args.fix {
         let strict = if args.strict { " --strict" } else { "" };
-        line.push_str(&format!(
-            "; {} fixable with `skillc check --fix{strict}`",
-            s.fixable
-        ));
+        line.push_str(&format!("; {} fixable with `skillc check --fix{strict}`", s.fixable));
     }
     line
 }

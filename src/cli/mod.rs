@@ -162,9 +162,11 @@ pub enum Command {
 
 /// Arguments of `skillc check`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Exit status: 0 no error (with --deny-warnings: no warning either), 1 errors found \
+#[command(
+    after_help = "Exit status: 0 no error (with --deny-warnings: no warning either), 1 errors found \
 (after --fix: errors that remain; with --diff: something would change), 2 the command could not run.\n\
-`skillc explain CODE` says whether and how --fix fixes a rule.")]
+`skillc explain CODE` says whether and how --fix fixes a rule."
+)]
 pub struct CheckArgs {
     /// Skill folders, SKILL.md files, or folders to search.
     pub paths: Vec<PathBuf>,
@@ -192,6 +194,10 @@ pub struct CheckArgs {
     /// folder's name.
     #[arg(long)]
     pub rename_folder: bool,
+    /// The PATHs are changed files (as pre-commit passes them): check the skills they belong to
+    /// (the nearest folder upwards with a SKILL.md); files outside every skill are ignored.
+    #[arg(long)]
+    pub files: bool,
 }
 
 /// Runs a parsed command line.

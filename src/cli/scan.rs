@@ -92,6 +92,10 @@ pub struct ScanArgs {
     /// Ignore any baseline: every finding counts.
     #[arg(long)]
     pub no_baseline: bool,
+    /// The PATHs are changed files (as pre-commit passes them): scan the skills they belong to
+    /// (the nearest folder upwards with a SKILL.md); files outside every skill are ignored.
+    #[arg(long)]
+    pub files: bool,
 }
 
 struct Scanned {
@@ -107,7 +111,17 @@ pub(crate) fn run(args: &ScanArgs, out: &mut Printer) -> anyhow::Result<Status> 
     let project = project::load(&cwd, out)?;
     let fail_on: FindingSeverity = args.fail_on.map_or(project.config.fail_on, Into::into);
     let min: FindingSeverity = args.min_severity.into();
-    let (base, paths) = project.inputs(&args.paths);
+    let given = if args.files {
+        let owning = project::owning_skills(&args.paths);
+        if owning.is_empty() {
+            out.note("no skill among the files given");
+            return Ok(Status::Success);
+        }
+        owning
+    } else {
+        args.paths.clone()
+    };
+    let (base, paths) = project.inputs(&given);
     let loaded = load_skills(&base, &paths, Mode::Default, project.config.limits, true, &[])?;
     for p in &loaded.problems {
         out.note(&diag::render_short(p));
@@ -147,7 +161,13 @@ pub(crate) fn run(args: &ScanArgs, out: &mut Printer) -> anyhow::Result<Status> 
         )?,
         ScanFormat::Github => {
             for s in &scanned {
-                for (f, known) in s.report.findings.iter().zip(&s.known).filter(|(f, _)| f.severity >= min) {
+                for (f, known) in s
+                    .report
+                    .findings
+                    .iter()
+                    .zip(&s.known)
+                    .filter(|(f, _)| f.severity >= min)
+                {
                     out.line(&super::github::finding(f, *known))?;
                 }
             }

@@ -11,11 +11,11 @@ use crate::diag::Diagnostic;
 use crate::skill::frontmatter::{self, Split};
 use crate::skill::model::{OPENCLAW_NAMESPACES, STANDARD_FIELDS};
 use crate::skill::source::Source;
+use crate::skill::tools;
 use crate::skill::validate::{self, Analysis, Mode};
 use crate::skill::writer::{self, Edits};
 use crate::skill::yaml::{Entry, Node, NodeKind};
 use crate::skill::yaml_out::{self, Value};
-use crate::skill::tools;
 
 /// What a proposal is computed from.
 pub(super) struct Input<'a> {
@@ -73,7 +73,9 @@ struct Doc<'a> {
 impl Doc<'_> {
     /// The indices of the diagnostics of `code`.
     fn of(&self, code: &str) -> Vec<usize> {
-        (0..self.diags.len()).filter(|&i| self.diags[i].rule.code == code).collect()
+        (0..self.diags.len())
+            .filter(|&i| self.diags[i].rule.code == code)
+            .collect()
     }
 }
 
@@ -161,10 +163,15 @@ fn one_line_value(doc: &Doc<'_>) -> Option<Proposal> {
     let simple_key = key.starts_with(|c: char| c.is_ascii_alphabetic())
         && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     let value = value.trim();
-    let plain_start = !value.starts_with(['"', '\'', '[', '{', '|', '>', '&', '*', '!', '%', '@', '`', '#', '-', '?']);
+    let plain_start = !value.starts_with([
+        '"', '\'', '[', '{', '|', '>', '&', '*', '!', '%', '@', '`', '#', '-', '?',
+    ]);
     // A continuation line would belong to the value: the one-line reading would be a guess.
     let next = &text[end..split.frontmatter.end.max(end)];
-    let continued = next.lines().next().is_some_and(|l| l.starts_with([' ', '\t']) && !l.trim().is_empty());
+    let continued = next
+        .lines()
+        .next()
+        .is_some_and(|l| l.starts_with([' ', '\t']) && !l.trim().is_empty());
     if !simple_key || value.is_empty() || !plain_start || !value.contains(": ") || value.contains(" #") || continued {
         return None;
     }
@@ -172,7 +179,12 @@ fn one_line_value(doc: &Doc<'_>) -> Option<Proposal> {
     let new = format!("{key}: {}", yaml_out::double_quoted(value));
     let new_end = start + new.len();
     e.replace(start..start + line.len(), new);
-    let mut p = Proposal::new("SK006", format!("quoted the value of `{key}`, which holds `: `"), e, vec![i]);
+    let mut p = Proposal::new(
+        "SK006",
+        format!("quoted the value of `{key}`, which holds `: `"),
+        e,
+        vec![i],
+    );
     // Another YAML error further down may remain: the line itself is what must parse.
     p.resolved = Resolved::ParsesThrough(new_end);
     Some(p)
@@ -249,7 +261,12 @@ fn name(doc: &Doc<'_>, input: &Input<'_>) -> Option<Proposal> {
     }
     let mut e = Edits::new();
     set_value(doc, entry, &Value::Str(input.target.dir_name.to_owned()), &mut e).then(|| {
-        Proposal::new("SK027", format!("set `name` to `{}`, the folder's name", input.target.dir_name), e, covers)
+        Proposal::new(
+            "SK027",
+            format!("set `name` to `{}`, the folder's name", input.target.dir_name),
+            e,
+            covers,
+        )
     })
 }
 
@@ -267,9 +284,10 @@ fn move_to_metadata(doc: &Doc<'_>, mode: Mode) -> Option<Proposal> {
     let metadata = root.get("metadata");
     let existing: Vec<(String, Value)> = match metadata.map(|m| &m.value.kind) {
         None => Vec::new(),
-        Some(NodeKind::Map { entries, .. }) => {
-            entries.iter().map(|e| (e.key.clone(), Value::from_node(&e.value))).collect()
-        }
+        Some(NodeKind::Map { entries, .. }) => entries
+            .iter()
+            .map(|e| (e.key.clone(), Value::from_node(&e.value)))
+            .collect(),
         Some(NodeKind::Scalar(s)) if s.plain && s.value.is_empty() => Vec::new(),
         Some(_) => return None,
     };
@@ -315,7 +333,10 @@ fn move_to_metadata(doc: &Doc<'_>, mode: Mode) -> Option<Proposal> {
                 writer::render_entry("metadata", &Value::Map(moved), 0, doc.eol),
             ),
             Some(m) => match &m.value.kind {
-                NodeKind::Map { entries: md, flow: false } if !md.is_empty() => {
+                NodeKind::Map {
+                    entries: md,
+                    flow: false,
+                } if !md.is_empty() => {
                     let end = writer::entry_lines(text, m).end;
                     let indent = md.first().map_or(2, |x| writer::indent_of(text, x));
                     let lines: String = moved
@@ -339,7 +360,11 @@ fn move_to_metadata(doc: &Doc<'_>, mode: Mode) -> Option<Proposal> {
 
 fn key_at(doc: &Doc<'_>, i: usize) -> Option<String> {
     let span = doc.diags[i].span.bytes();
-    doc.root?.as_map()?.iter().find(|e| e.key_span == span).map(|e| format!("`{}`", e.key))
+    doc.root?
+        .as_map()?
+        .iter()
+        .find(|e| e.key_span == span)
+        .map(|e| format!("`{}`", e.key))
 }
 
 /// `SK035`: nested values directly under `metadata`, as compact JSON strings.
@@ -410,8 +435,7 @@ fn block_style(doc: &Doc<'_>) -> Option<Proposal> {
             keys.push(format!("`{}`", entry.key));
         }
     }
-    (!covers.is_empty())
-        .then(|| Proposal::new("SK013", format!("wrote {} in block style", keys.join(", ")), e, covers))
+    (!covers.is_empty()).then(|| Proposal::new("SK013", format!("wrote {} in block style", keys.join(", ")), e, covers))
 }
 
 /// `SK019`: `allowed-tools` as one space-separated string.
@@ -446,7 +470,11 @@ fn quote_implicit(doc: &Doc<'_>) -> Option<Proposal> {
     }
     (!covers.is_empty()).then(|| {
         let n = covers.len();
-        let what = if n == 1 { "quoted 1 value".to_owned() } else { format!("quoted {n} values") };
+        let what = if n == 1 {
+            "quoted 1 value".to_owned()
+        } else {
+            format!("quoted {n} values")
+        };
         Proposal::new("SK012", what, e, covers)
     })
 }

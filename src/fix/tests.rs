@@ -32,7 +32,10 @@ fn name_takes_the_folder_name() {
     assert_eq!(codes, vec!["SK027"]);
     // An invalid folder name is not copied into `name`.
     let (out, codes) = fix_in("Bad_Dir", "---\nname: good\ndescription: d\n---\n", Mode::Default);
-    assert_eq!((out.as_str(), codes), ("---\nname: good\ndescription: d\n---\n", vec![]));
+    assert_eq!(
+        (out.as_str(), codes),
+        ("---\nname: good\ndescription: d\n---\n", vec![])
+    );
 }
 
 #[test]
@@ -46,11 +49,16 @@ fn folder_rename_is_asked_for() {
         mode: Mode::Default,
         rename_folder: true,
     };
-    let f = fix_skill_md(&target, b"---\nname: new-name\ndescription: d\n---\n", options, &|_| false);
+    let f = fix_skill_md(&target, b"---\nname: new-name\ndescription: d\n---\n", options, &|_| {
+        false
+    });
     assert_eq!(f.text, None);
     assert_eq!(
         f.changes,
-        vec![FolderChange::RenameFolder("new-name".into()), FolderChange::RenameSkillMd]
+        vec![
+            FolderChange::RenameFolder("new-name".into()),
+            FolderChange::RenameSkillMd
+        ]
     );
 }
 
@@ -63,7 +71,8 @@ fn bom_crlf_and_fences() {
 
 #[test]
 fn unknown_keys_move_under_metadata() {
-    let text = "---\nname: demo\ntags: [pdf, forms]\ndescription: d\nmetadata:\n  author: me\ncolour: blue\n---\nbody\n";
+    let text =
+        "---\nname: demo\ntags: [pdf, forms]\ndescription: d\nmetadata:\n  author: me\ncolour: blue\n---\nbody\n";
     let (out, codes) = fix(text);
     assert_eq!(
         out,
@@ -72,7 +81,10 @@ fn unknown_keys_move_under_metadata() {
     assert_eq!(codes, vec!["SK033"]);
     // Without `metadata`, one is added at the end.
     let (out, _) = fix("---\nname: demo\ndescription: d\ncolour: 1.0\n---\n");
-    assert_eq!(out, "---\nname: demo\ndescription: d\nmetadata:\n  colour: \"1.0\"\n---\n");
+    assert_eq!(
+        out,
+        "---\nname: demo\ndescription: d\nmetadata:\n  colour: \"1.0\"\n---\n"
+    );
 }
 
 #[test]
@@ -97,14 +109,22 @@ fn strict_moves_superset_keys_and_writes_block_style() {
     );
     // Moving keys into the flow `metadata` rewrote it in block style: SK013 went with it.
     assert_eq!(codes, vec!["SK033"]);
-    let (out, codes) = fix_in("demo", "---\nname: demo\ndescription: d\nmetadata:\n  a: {b: [c]}\n---\n", Mode::Strict);
-    assert_eq!(out, "---\nname: demo\ndescription: d\nmetadata:\n  a:\n    b:\n      - c\n---\n");
+    let (out, codes) = fix_in(
+        "demo",
+        "---\nname: demo\ndescription: d\nmetadata:\n  a: {b: [c]}\n---\n",
+        Mode::Strict,
+    );
+    assert_eq!(
+        out,
+        "---\nname: demo\ndescription: d\nmetadata:\n  a:\n    b:\n      - c\n---\n"
+    );
     assert_eq!(codes, vec!["SK013"]);
 }
 
 #[test]
 fn nested_metadata_values_become_json_strings() {
-    let (out, codes) = fix("---\nname: demo\ndescription: d\nmetadata:\n  tags:\n    - a\n    - b\n  openclaw:\n    emoji: x\n---\n");
+    let (out, codes) =
+        fix("---\nname: demo\ndescription: d\nmetadata:\n  tags:\n    - a\n    - b\n  openclaw:\n    emoji: x\n---\n");
     assert_eq!(
         out,
         "---\nname: demo\ndescription: d\nmetadata:\n  tags: \"[\\\"a\\\",\\\"b\\\"]\"\n  openclaw:\n    emoji: x\n---\n"
@@ -114,9 +134,13 @@ fn nested_metadata_values_become_json_strings() {
 
 #[test]
 fn allowed_tools_and_implicit_types() {
-    let (out, codes) = fix("---\nname: demo\ndescription: d\nallowed-tools:\n  - Read\n  - Bash(git add:*)\nlicense: yes\n---\n");
+    let (out, codes) =
+        fix("---\nname: demo\ndescription: d\nallowed-tools:\n  - Read\n  - Bash(git add:*)\nlicense: yes\n---\n");
     // Quoted as `skillc export` quotes it: `:` and `*` are outside the always-plain characters.
-    assert_eq!(out, "---\nname: demo\ndescription: d\nallowed-tools: \"Read Bash(git add:*)\"\nlicense: \"yes\"\n---\n");
+    assert_eq!(
+        out,
+        "---\nname: demo\ndescription: d\nallowed-tools: \"Read Bash(git add:*)\"\nlicense: \"yes\"\n---\n"
+    );
     assert_eq!(codes, vec!["SK019", "SK012"]);
     let (out, _) = fix("---\nname: demo\ndescription: d\nallowed-tools: Read, Write\n---\n");
     assert_eq!(out, "---\nname: demo\ndescription: d\nallowed-tools: Read Write\n---\n");
@@ -125,7 +149,10 @@ fn allowed_tools_and_implicit_types() {
 #[test]
 fn a_one_line_value_with_a_colon_is_quoted() {
     let (out, codes) = fix("---\nname: demo\ndescription: Use it: now, \"quoted\"\n---\nbody: text\n");
-    assert_eq!(out, "---\nname: demo\ndescription: \"Use it: now, \\\"quoted\\\"\"\n---\nbody: text\n");
+    assert_eq!(
+        out,
+        "---\nname: demo\ndescription: \"Use it: now, \\\"quoted\\\"\"\n---\nbody: text\n"
+    );
     assert_eq!(codes, vec!["SK006"]);
     // A continued value is not guessed at.
     let text = "---\nname: demo\ndescription: Use it: now\n  and later\n---\n";
@@ -141,7 +168,10 @@ fn ignored_rules_are_not_fixed_and_fixable_marks_diagnostics() {
     };
     let text = b"\xef\xbb\xbf---\nname: Demo\ndescription: d\n---\n";
     let f = fix_skill_md(&target, text, Options::default(), &|c| c == "SK003");
-    assert_eq!(f.text.as_deref(), Some("\u{feff}---\nname: demo\ndescription: d\n---\n"));
+    assert_eq!(
+        f.text.as_deref(),
+        Some("\u{feff}---\nname: demo\ndescription: d\n---\n")
+    );
     let marks = fixable_in(&target, text, Options::default(), &|_| false);
     // SK003 (BOM), SK023 (not lowercase) and SK027 (folder): all fixed by two edits.
     assert_eq!(marks, vec![true, true, true]);

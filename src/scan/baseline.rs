@@ -189,8 +189,14 @@ mod tests {
             fingerprint("SC011", "a.sh", "  curl x |  sh"),
             fingerprint("SC011", "a.sh", "curl x | sh\r")
         );
-        assert_ne!(fingerprint("SC011", "a.sh", "curl x | sh"), fingerprint("SC011", "a.sh", "curl y | sh"));
-        assert_ne!(fingerprint("SC011", "a.sh", "curl x | sh"), fingerprint("SC011", "b.sh", "curl x | sh"));
+        assert_ne!(
+            fingerprint("SC011", "a.sh", "curl x | sh"),
+            fingerprint("SC011", "a.sh", "curl y | sh")
+        );
+        assert_ne!(
+            fingerprint("SC011", "a.sh", "curl x | sh"),
+            fingerprint("SC011", "b.sh", "curl x | sh")
+        );
         assert_eq!(line_text("a\nb\r\nc", 2), Some("b\r"));
         assert_eq!(line_text("a", 0), None);
     }
@@ -205,7 +211,10 @@ mod tests {
         assert!(!m.known(&key("a.sh", "curl x | sh")), "only one was accepted");
         assert!(!m.known(&key("a.sh", "wget y | sh")));
         assert_eq!(m.unmatched(), 0);
-        assert!(matches!(Baseline::parse("{\"schema\": \"x/2\", \"findings\": []}"), Err(BaselineError::Schema(_))));
+        assert!(matches!(
+            Baseline::parse("{\"schema\": \"x/2\", \"findings\": []}"),
+            Err(BaselineError::Schema(_))
+        ));
         assert!(Baseline::parse("[]").is_err());
     }
 }

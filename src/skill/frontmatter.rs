@@ -84,8 +84,9 @@ fn line_endings(src: &Source<'_>) -> Option<Diagnostic> {
         format!("SKILL.md mixes CRLF and LF line endings ({crlf} of its lines end with CRLF)")
     };
     Some(
-        Diagnostic::new(&rules::SK017, src.file, src.span(at..at + 1), message)
-            .help("save it with LF line endings (`skillc check --fix`); loaders that look for `---\\n` miss the frontmatter"),
+        Diagnostic::new(&rules::SK017, src.file, src.span(at..at + 1), message).help(
+            "save it with LF line endings (`skillc check --fix`); loaders that look for `---\\n` miss the frontmatter",
+        ),
     )
 }
 
@@ -174,7 +175,11 @@ pub fn split(src: &Source<'_>) -> (Option<Split>, Vec<Diagnostic>) {
     for line in it {
         let l = &text[line.clone()];
         if is_fence(l) {
-            diags.extend([&first, &line].into_iter().filter_map(|f| fence_whitespace(src, f.clone())));
+            diags.extend(
+                [&first, &line]
+                    .into_iter()
+                    .filter_map(|f| fence_whitespace(src, f.clone())),
+            );
             let fm_start = (first.end + 1).min(line.start);
             let body_start = (line.end + 1).min(text.len());
             return (
@@ -238,7 +243,11 @@ mod tests {
     fn crlf_and_trailing_spaces_on_fences() {
         let text = "--- \r\nname: a\r\n---\t\r\nbody";
         let (s, d) = split_str(text);
-        assert_eq!(d, vec!["SK017", "SK018", "SK018"], "notes: CRLF, whitespace after both fences");
+        assert_eq!(
+            d,
+            vec!["SK017", "SK018", "SK018"],
+            "notes: CRLF, whitespace after both fences"
+        );
         assert_eq!(&text[s.expect("split").frontmatter], "name: a\r\n");
     }
 

@@ -140,7 +140,10 @@ mod tests {
             }),
             span: 0..0,
         };
-        assert_eq!(standard_spelling(&node("Read, Bash(a,b)")).as_deref(), Some("Read Bash(a,b)"));
+        assert_eq!(
+            standard_spelling(&node("Read, Bash(a,b)")).as_deref(),
+            Some("Read Bash(a,b)")
+        );
         assert_eq!(standard_spelling(&node("Read Bash(a,b)")), None);
         assert_eq!(standard_spelling(&node("Read, Bash(")), None);
         let list = Node {

@@ -157,9 +157,9 @@ impl Edits {
 
     /// Whether an edit touches bytes of `range` (or inserts inside it).
     pub fn overlaps(&self, range: &Range<usize>) -> bool {
-        self.edits.iter().any(|(r, _)| {
-            (r.start < range.end && range.start < r.end) || (r.is_empty() && range.contains(&r.start))
-        })
+        self.edits
+            .iter()
+            .any(|(r, _)| (r.start < range.end && range.start < r.end) || (r.is_empty() && range.contains(&r.start)))
     }
 
     /// Whether there are none.
@@ -205,7 +205,10 @@ mod tests {
         let text = "---\nname: a # c\nmetadata:\n  tags:\n    - x\n    - y\n  # note\n  author: me\ndescription: |\n  two\n  lines\n---\nbody\n";
         let r = root(text);
         let md = r.get("metadata").expect("metadata");
-        assert_eq!(&text[entry_lines(text, md)], "metadata:\n  tags:\n    - x\n    - y\n  # note\n  author: me\n");
+        assert_eq!(
+            &text[entry_lines(text, md)],
+            "metadata:\n  tags:\n    - x\n    - y\n  # note\n  author: me\n"
+        );
         let tags = md.value.get("tags").expect("tags");
         assert_eq!(&text[entry_lines(text, tags)], "  tags:\n    - x\n    - y\n");
         assert_eq!(indent_of(text, tags), 2);
@@ -219,7 +222,10 @@ mod tests {
     #[test]
     fn rendered_entries_are_indented_block_lines() {
         let v = Value::Map(vec![("a".into(), Value::strs(["x", "y: z"]))]);
-        assert_eq!(render_entry("k", &v, 2, "\r\n"), "  k:\r\n    a:\r\n      - x\r\n      - \"y: z\"\r\n");
+        assert_eq!(
+            render_entry("k", &v, 2, "\r\n"),
+            "  k:\r\n    a:\r\n      - x\r\n      - \"y: z\"\r\n"
+        );
     }
 
     #[test]
