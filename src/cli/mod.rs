@@ -254,25 +254,29 @@ fn explain(code: Option<&str>, out: &mut Printer) -> anyhow::Result<Status> {
         Some(code) => match crate::rules::find(code) {
             Some(rule) => {
                 out.line(rule.explanation.trim_end())?;
+                // Whether and how `check --fix` fixes it: one table (crate::fix::FIXES).
+                if let Some(f) = crate::fix::rule_fix(rule.code) {
+                    out.line(&format!("\n## Fix\n\n`skillc check --fix` {}", f.how))?;
+                } else if rule.code.starts_with("SK") {
+                    out.line("\n## Fix\n\nNot fixed by `skillc check --fix`: the fix needs a person's judgement.")?;
+                }
                 out.flush()?;
                 Ok(Status::Success)
             }
-            // Scan rules (`SC…`) have their own table: their severities are info…critical.
-            None => match crate::scan::rules::find(code) {
-                Some(rule) => {
-                    out.line(rule.explanation.trim_end())?;
-                    out.flush()?;
-                    Ok(Status::Success)
-                }
-                None => anyhow::bail!("unknown code `{code}`; run `skillc explain` to list every code"),
-            },
+            None => anyhow::bail!("unknown code `{code}`; run `skillc explain` to list every code"),
         },
         None => {
+            // `fix` marks the rules `check --fix` fixes.
             for r in crate::rules::ALL {
-                out.line(&format!("{}  {:<28} {:<8} {}", r.code, r.name, r.severity, r.summary))?;
-            }
-            for r in crate::scan::rules::ALL {
-                out.line(&format!("{}  {:<28} {:<8} {}", r.code, r.name, r.severity, r.summary))?;
+                let fix = if crate::fix::rule_fix(r.code).is_some() {
+                    "fix"
+                } else {
+                    ""
+                };
+                out.line(&format!(
+                    "{}  {:<28} {:<8} {fix:<3}  {}",
+                    r.code, r.name, r.severity, r.summary
+                ))?;
             }
             out.flush()?;
             Ok(Status::Success)

@@ -71,7 +71,7 @@ fn descriptor(r: &Rule, fix: Option<&str>) -> Value {
         "shortDescription": {"text": r.summary},
         "fullDescription": {"text": r.summary},
         "help": {"text": r.explanation, "markdown": r.explanation},
-        "defaultConfiguration": {"level": level(r.severity)},
+        "defaultConfiguration": {"level": level(r.diagnostic_severity())},
     });
     if let Some(how) = fix {
         d["properties"] = json!({"fixable": true, "fix": how});

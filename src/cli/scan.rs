@@ -432,38 +432,27 @@ fn security_severity(s: FindingSeverity) -> &'static str {
     }
 }
 
-/// A relative path as a URI reference: unreserved characters and `/` kept, the rest
-/// percent-encoded (UTF-8).
-fn uri(path: &str) -> String {
-    let mut s = String::new();
-    for b in path.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
-            s.push(char::from(b));
-        } else {
-            s.push_str(&format!("%{b:02X}"));
-        }
-    }
-    s
-}
-
 /// A SARIF 2.1.0 log: one run, every scan rule in the driver, one result per finding (with a
 /// baseline, its `baselineState`: `unchanged` when known, else `new`).
 fn sarif(scanned: &[Scanned], min: FindingSeverity, with_baseline: bool) -> serde_json::Value {
-    let rules: Vec<serde_json::Value> = scan::rules::ALL
-        .iter()
+    let rules: Vec<serde_json::Value> = crate::rules::scan_rules()
         .map(|r| {
+            let severity = r.finding_severity().unwrap_or_default();
             json!({
                 "id": r.code,
                 "name": r.name,
                 "shortDescription": {"text": r.summary},
                 "fullDescription": {"text": r.summary},
                 "help": {"text": r.explanation, "markdown": r.explanation},
-                "defaultConfiguration": {"level": sarif_level(r.severity)},
-                "properties": {"security-severity": security_severity(r.severity), "tags": ["security"]},
+                "defaultConfiguration": {"level": sarif_level(severity)},
+                "properties": {"security-severity": security_severity(severity), "tags": ["security"]},
             })
         })
         .collect();
-    let index: BTreeMap<&str, usize> = scan::rules::ALL.iter().enumerate().map(|(i, r)| (r.code, i)).collect();
+    let index: BTreeMap<&str, usize> = crate::rules::scan_rules()
+        .enumerate()
+        .map(|(i, r)| (r.code, i))
+        .collect();
     let results: Vec<serde_json::Value> = scanned
         .iter()
         .flat_map(|s| shown_known(s, min))
@@ -474,7 +463,7 @@ fn sarif(scanned: &[Scanned], min: FindingSeverity, with_baseline: bool) -> serd
                 "level": sarif_level(f.severity),
                 "message": {"text": f.reason},
                 "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": uri(&f.file)},
+                    "artifactLocation": {"uri": super::sarif::uri(&f.file)},
                     "region": {"startLine": f.line, "startColumn": f.column},
                 }}],
                 "properties": {
@@ -489,18 +478,5 @@ fn sarif(scanned: &[Scanned], min: FindingSeverity, with_baseline: bool) -> serd
             result
         })
         .collect();
-    json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "skillc",
-                "version": env!("CARGO_PKG_VERSION"),
-                "semanticVersion": env!("CARGO_PKG_VERSION"),
-                "rules": rules,
-            }},
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-        }],
-    })
+    super::sarif::log(rules, results)
 }

@@ -176,3 +176,13 @@ fn ignored_rules_are_not_fixed_and_fixable_marks_diagnostics() {
     // SK003 (BOM), SK023 (not lowercase) and SK027 (folder): all fixed by two edits.
     assert_eq!(marks, vec![true, true, true]);
 }
+
+#[test]
+fn every_fix_names_a_registered_rule_once() {
+    let mut seen = std::collections::BTreeSet::new();
+    for f in FIXES {
+        assert!(crate::rules::find(f.code).is_some(), "{} is not a rule", f.code);
+        assert!(seen.insert(f.code), "{} twice", f.code);
+        assert!(f.how.ends_with('.'), "{}: a sentence", f.code);
+    }
+}
