@@ -155,31 +155,42 @@ fn count(a: &Analysis, code: &str) -> usize {
     a.diagnostics.iter().filter(|d| d.rule.code == code).count()
 }
 
-/// Whether the diagnostic would be fixed: a proposal for it exists on the current text.
-/// `ignored` codes are never fixed.
+/// Which diagnostics of the file (those of [`validate::analyze`], in order) `--fix` removes:
+/// the fixes are made in memory and the diagnostics that are gone afterwards (by code and
+/// message, counted) are marked. `ignored` codes are never fixed.
 pub fn fixable_in(target: &Target<'_>, bytes: &[u8], options: Options, ignored: &dyn Fn(&str) -> bool) -> Vec<bool> {
-    let Ok(text) = std::str::from_utf8(bytes) else {
-        let a = validate::analyze(
-            target.file,
-            bytes,
-            &Context {
-                dir_name: target.dir_name,
-                mode: options.mode,
-            },
-        );
-        return vec![false; a.diagnostics.len()];
+    let ctx = |dir_name| Context {
+        dir_name,
+        mode: options.mode,
     };
-    let a = analyze(target, text, options.mode);
-    let found = proposals::all(&proposals::Input {
-        target,
-        text,
-        analysis: &a,
-        options,
+    let before = validate::analyze(target.file, bytes, &ctx(target.dir_name));
+    let fixed = fix_skill_md(target, bytes, options, ignored);
+    let renamed = fixed.changes.iter().find_map(|c| match c {
+        FolderChange::RenameFolder(n) => Some(n.as_str()),
+        FolderChange::RenameSkillMd => None,
     });
-    a.diagnostics
+    if fixed.text.is_none() && renamed.is_none() {
+        return vec![false; before.diagnostics.len()];
+    }
+    let text = fixed.text.as_deref().map_or(bytes, str::as_bytes);
+    let after = validate::analyze(target.file, text, &ctx(renamed.unwrap_or(target.dir_name)));
+    let mut left: Vec<(&str, &str)> = after
+        .diagnostics
         .iter()
-        .enumerate()
-        .map(|(i, d)| !ignored(d.rule.code) && found.iter().any(|p| p.covers.contains(&i)))
+        .map(|d| (d.rule.code, d.message.as_str()))
+        .collect();
+    before
+        .diagnostics
+        .iter()
+        .map(
+            |d| match left.iter().position(|k| *k == (d.rule.code, d.message.as_str())) {
+                Some(i) => {
+                    left.swap_remove(i);
+                    false
+                }
+                None => true,
+            },
+        )
         .collect()
 }
 

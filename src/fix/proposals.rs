@@ -33,8 +33,6 @@ pub(super) struct Proposal {
     pub edits: Edits,
     /// A rename instead of an edit.
     pub change: Option<FolderChange>,
-    /// Indices of the diagnostics (of the analysis) it fixes.
-    pub covers: Vec<usize>,
     /// When the edit counts as done.
     pub resolved: Resolved,
 }
@@ -49,13 +47,12 @@ pub(super) enum Resolved {
 }
 
 impl Proposal {
-    fn new(code: &'static str, what: impl Into<String>, edits: Edits, covers: Vec<usize>) -> Proposal {
+    fn new(code: &'static str, what: impl Into<String>, edits: Edits) -> Proposal {
         Proposal {
             code,
             what: what.into(),
             edits,
             change: None,
-            covers,
             resolved: Resolved::Fewer(vec![code]),
         }
     }
@@ -113,7 +110,7 @@ fn bom(doc: &Doc<'_>) -> Option<Proposal> {
     (doc.text.starts_with('\u{feff}') && !covers.is_empty()).then(|| {
         let mut e = Edits::new();
         e.replace(0..len, "");
-        Proposal::new("SK003", "removed the byte order mark", e, covers)
+        Proposal::new("SK003", "removed the byte order mark", e)
     })
 }
 
@@ -128,7 +125,7 @@ fn crlf(doc: &Doc<'_>) -> Option<Proposal> {
         e.replace(i..i + 1, "");
         n += 1;
     }
-    (n > 0).then(|| Proposal::new("SK017", format!("converted {n} CRLF line ends to LF"), e, covers))
+    (n > 0).then(|| Proposal::new("SK017", format!("converted {n} CRLF line ends to LF"), e))
 }
 
 fn fence_whitespace(doc: &Doc<'_>) -> Option<Proposal> {
@@ -140,7 +137,7 @@ fn fence_whitespace(doc: &Doc<'_>) -> Option<Proposal> {
     for &i in &covers {
         e.replace(doc.diags[i].span.bytes(), "");
     }
-    Some(Proposal::new("SK018", "removed whitespace after `---`", e, covers))
+    Some(Proposal::new("SK018", "removed whitespace after `---`", e))
 }
 
 /// `SK006` "mapping values are not allowed" on a one-line top-level `key: value` whose value
@@ -179,12 +176,7 @@ fn one_line_value(doc: &Doc<'_>) -> Option<Proposal> {
     let new = format!("{key}: {}", yaml_out::double_quoted(value));
     let new_end = start + new.len();
     e.replace(start..start + line.len(), new);
-    let mut p = Proposal::new(
-        "SK006",
-        format!("quoted the value of `{key}`, which holds `: `"),
-        e,
-        vec![i],
-    );
+    let mut p = Proposal::new("SK006", format!("quoted the value of `{key}`, which holds `: `"), e);
     // Another YAML error further down may remain: the line itself is what must parse.
     p.resolved = Resolved::ParsesThrough(new_end);
     Some(p)
@@ -235,24 +227,16 @@ fn set_value(doc: &Doc<'_>, entry: &Entry, value: &Value, e: &mut Edits) -> bool
 }
 
 fn name(doc: &Doc<'_>, input: &Input<'_>) -> Option<Proposal> {
-    let i = *doc.of("SK027").first()?;
+    doc.of("SK027").first()?;
     let entry = doc.root?.get("name")?;
     let name = input.analysis.model.name.as_ref()?.value.clone();
     let dir: String = input.target.dir_name.nfkc().collect();
-    // Every diagnostic about the name's value goes away with it.
-    let covers: Vec<usize> = (0..doc.diags.len())
-        .filter(|&j| {
-            let s = doc.diags[j].span.bytes();
-            j == i || (entry.value.span.start <= s.start && s.end <= entry.value.span.end.max(s.start))
-        })
-        .collect();
     if input.options.rename_folder && validate::name_is_valid(&name) {
         return Some(Proposal {
             code: "SK027",
             what: format!("renamed the folder `{}` to `{name}`", input.target.dir_name),
             edits: Edits::new(),
             change: Some(FolderChange::RenameFolder(name)),
-            covers,
             resolved: Resolved::Fewer(vec!["SK027"]),
         });
     }
@@ -265,7 +249,6 @@ fn name(doc: &Doc<'_>, input: &Input<'_>) -> Option<Proposal> {
             "SK027",
             format!("set `name` to `{}`, the folder's name", input.target.dir_name),
             e,
-            covers,
         )
     })
 }
@@ -355,7 +338,7 @@ fn move_to_metadata(doc: &Doc<'_>, mode: Mode) -> Option<Proposal> {
             },
         }
     }
-    Some(Proposal::new("SK033", what, e, covers))
+    Some(Proposal::new("SK033", what, e))
 }
 
 fn key_at(doc: &Doc<'_>, i: usize) -> Option<String> {
@@ -414,7 +397,7 @@ fn stringify_metadata(doc: &Doc<'_>) -> Option<Proposal> {
         .filter(|(i, _)| done.contains(i))
         .map(|(_, x)| format!("`metadata.{}`", x.key))
         .collect();
-    (!done.is_empty()).then(|| Proposal::new("SK035", format!("wrote {} as JSON", keys.join(", ")), e, done))
+    (!done.is_empty()).then(|| Proposal::new("SK035", format!("wrote {} as JSON", keys.join(", ")), e))
 }
 
 /// `SK013`: a key's flow collection, in block style.
@@ -435,17 +418,17 @@ fn block_style(doc: &Doc<'_>) -> Option<Proposal> {
             keys.push(format!("`{}`", entry.key));
         }
     }
-    (!covers.is_empty()).then(|| Proposal::new("SK013", format!("wrote {} in block style", keys.join(", ")), e, covers))
+    (!covers.is_empty()).then(|| Proposal::new("SK013", format!("wrote {} in block style", keys.join(", ")), e))
 }
 
 /// `SK019`: `allowed-tools` as one space-separated string.
 fn tools_spelling(doc: &Doc<'_>) -> Option<Proposal> {
-    let i = *doc.of("SK019").first()?;
+    doc.of("SK019").first()?;
     let entry = doc.root?.get("allowed-tools")?;
     let spelled = tools::standard_spelling(&entry.value)?;
     let mut e = Edits::new();
     set_value(doc, entry, &Value::Str(spelled.clone()), &mut e)
-        .then(|| Proposal::new("SK019", format!("wrote `allowed-tools: {spelled}`"), e, vec![i]))
+        .then(|| Proposal::new("SK019", format!("wrote `allowed-tools: {spelled}`"), e))
 }
 
 /// `SK012`: plain scalars that PyYAML types differently, quoted.
@@ -475,6 +458,6 @@ fn quote_implicit(doc: &Doc<'_>) -> Option<Proposal> {
         } else {
             format!("quoted {n} values")
         };
-        Proposal::new("SK012", what, e, covers)
+        Proposal::new("SK012", what, e)
     })
 }

@@ -90,17 +90,72 @@ pub fn metadata_string(node: &Node) -> String {
     }
 }
 
-/// The end of the last byte a node's text takes: a block collection ends with its last
-/// child (its own span runs to the next token), a flow collection at its bracket.
-pub fn text_end(node: &Node) -> usize {
+/// The end of the last byte a node's text takes in `text`: a block collection ends with its
+/// last child (its own span runs to the next token), a flow collection at its closing
+/// bracket (found in the text: the parser's end marker can stop at the last inner token).
+pub fn text_end(text: &str, node: &Node) -> usize {
     match &node.kind {
         NodeKind::Scalar(_) => node.span.end,
-        NodeKind::Map { flow: true, .. } | NodeKind::Seq { flow: true, .. } => node.span.end,
+        NodeKind::Map { flow: true, .. } | NodeKind::Seq { flow: true, .. } => flow_end(text, node.span.start)
+            .unwrap_or(node.span.end)
+            .max(node.span.end),
         NodeKind::Map { entries, .. } => entries
             .last()
-            .map_or(node.span.end, |e| text_end(&e.value).max(e.key_span.end)),
-        NodeKind::Seq { items, .. } => items.last().map_or(node.span.end, text_end),
+            .map_or(node.span.end, |e| text_end(text, &e.value).max(e.key_span.end)),
+        NodeKind::Seq { items, .. } => items.last().map_or(node.span.end, |n| text_end(text, n)),
     }
+}
+
+/// The offset just past the bracket closing the flow collection opened at `start`, skipping
+/// quoted scalars and comments; `None` when it is not closed.
+fn flow_end(text: &str, start: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = start;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            b'"' => {
+                i += 1;
+                while let Some(&c) = bytes.get(i) {
+                    match c {
+                        b'\\' => i += 1,
+                        b'"' => break,
+                        _ => {}
+                    }
+                    i += 1;
+                }
+            }
+            b'\'' => {
+                i += 1;
+                while let Some(&c) = bytes.get(i) {
+                    if c == b'\'' {
+                        if bytes.get(i + 1) == Some(&b'\'') {
+                            i += 1;
+                        } else {
+                            break;
+                        }
+                    }
+                    i += 1;
+                }
+            }
+            b'#' if i == 0 || bytes.get(i - 1).is_some_and(|c| c.is_ascii_whitespace()) => {
+                while bytes.get(i).is_some_and(|c| *c != b'\n') {
+                    i += 1;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// The start of the line holding byte `at`.
@@ -119,7 +174,7 @@ pub fn line_end(text: &str, at: usize) -> usize {
 /// holding the last byte of its value, line break included.
 pub fn entry_lines(text: &str, entry: &Entry) -> Range<usize> {
     let start = line_start(text, entry.key_span.start);
-    let last = text_end(&entry.value).max(entry.key_span.end);
+    let last = text_end(text, &entry.value).max(entry.key_span.end);
     start..line_end(text, last.saturating_sub(1).max(entry.key_span.start))
 }
 
@@ -217,6 +272,18 @@ mod tests {
         assert!(has_comment(&text[entry_lines(text, name)]));
         let d = r.get("description").expect("description");
         assert_eq!(&text[entry_lines(text, d)], "description: |\n  two\n  lines\n");
+    }
+
+    #[test]
+    fn multi_line_flow_collections_end_at_their_bracket() {
+        let text = "---\nmetadata:\n  {\n    \"a\": \"}\",\n    'b': [1, \"x]\"], # }\n  }\nx: 1\n---\n";
+        let r = root(text);
+        let m = r.get("metadata").expect("metadata");
+        assert!(
+            text[entry_lines(text, m)].ends_with("  }\n"),
+            "{:?}",
+            &text[entry_lines(text, m)]
+        );
     }
 
     #[test]
