@@ -227,11 +227,12 @@ fn report(dir: &Path, strict: bool) -> (BTreeMap<String, (usize, usize, bool)>, 
 #[test]
 fn fix_on_the_whole_corpus_removes_the_fixable_errors_only_and_is_idempotent() {
     let Some(corpus) = corpus() else { return };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let copy = dir.path().join("corpus");
-    copy_dir(&corpus, &copy);
-    let original_bodies = bodies(&copy);
+    // Each mode on its own copy of the corpus, as it is.
     for strict in [false, true] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let copy = dir.path().join("corpus");
+        copy_dir(&corpus, &copy);
+        let original_bodies = bodies(&copy);
         let (before, fixable) = report(dir.path(), strict);
         assert!(fixable > 0, "the corpus has fixable problems (strict={strict})");
         let mut args = vec!["check", "--fix", "corpus"];
@@ -272,12 +273,12 @@ fn fix_on_the_whole_corpus_removes_the_fixable_errors_only_and_is_idempotent() {
         let again = skillc(dir.path(), &args);
         assert!(again.stderr.contains("nothing to fix"), "{}", again.stderr);
         assert!(tree(&copy) == snapshot, "strict={strict}: a second --fix changed files");
-    }
-    // Bodies keep their text; only SK017 changes their line ends.
-    let now = bodies(&copy);
-    for (folder, body) in &original_bodies {
-        let after = now.get(folder).unwrap_or_else(|| panic!("{folder}: SKILL.md lost"));
-        let lf = String::from_utf8_lossy(body).replace("\r\n", "\n");
-        assert_eq!(String::from_utf8_lossy(after), lf, "{folder}: the body changed");
+        // Bodies keep their text; only SK017 changes their line ends.
+        let now = bodies(&copy);
+        for (folder, body) in &original_bodies {
+            let after = now.get(folder).unwrap_or_else(|| panic!("{folder}: SKILL.md lost"));
+            let lf = String::from_utf8_lossy(body).replace("\r\n", "\n");
+            assert_eq!(String::from_utf8_lossy(after), lf, "{folder}: the body changed");
+        }
     }
 }
