@@ -280,6 +280,17 @@ fn a_baseline_hides_known_findings_across_line_shifts_and_fails_on_new_ones() {
     assert_eq!(scan(&["scan", "--baseline", "missing.json"]).code, Some(2));
     std::fs::write(&baseline, "{}").expect("write");
     assert_eq!(scan(&["scan"]).code, Some(2), "an unreadable baseline stops the scan");
+
+    // `[scan] baseline` names the file: written there, read from there, required to exist.
+    std::fs::remove_file(&baseline).expect("rm");
+    write(
+        &dir.path().join("pipeline.toml"),
+        "[scan]\nbaseline = \"ci/scan-baseline.json\"\n",
+    );
+    assert_eq!(scan(&["scan"]).code, Some(2), "a configured baseline must exist");
+    assert_eq!(scan(&["scan", "--write-baseline"]).code, Some(0));
+    assert!(dir.path().join("ci/scan-baseline.json").is_file());
+    assert_eq!(scan(&["scan"]).code, Some(0));
 }
 
 fn git(dir: &Path, args: &[&str]) {
@@ -501,5 +512,72 @@ fn readme_github_actions_job_runs_on_a_fixture_repository() {
     assert!(
         repo.join("out/catalog.toml.sig").is_file(),
         "the job built a signed catalog"
+    );
+}
+
+#[test]
+fn suppressions_hide_codes_everywhere_or_under_paths_and_are_not_fixed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path();
+    let mismatched = "---\nname: renamed\ndescription: d\nmetadata:\n  tags: [a]\n---\nbody\n";
+    write(&p.join("skills/legacy/old/SKILL.md"), mismatched);
+    write(&p.join("skills/new/SKILL.md"), mismatched);
+    let codes = |dir: &Path| -> Vec<(String, String)> {
+        let r = skillc(dir, ["check", "--format", "json"]).json();
+        r["skills"]
+            .as_array()
+            .expect("skills")
+            .iter()
+            .flat_map(|s| {
+                let path = s["path"].as_str().expect("path").to_owned();
+                s["diagnostics"]
+                    .as_array()
+                    .expect("diagnostics")
+                    .iter()
+                    .map(move |d| (path.clone(), d["code"].as_str().expect("code").to_owned()))
+            })
+            .collect()
+    };
+    let all = codes(p);
+    assert!(all.contains(&("skills/legacy/old".into(), "SK027".into())), "{all:?}");
+    assert!(all.iter().any(|(_, c)| c == "SK035"));
+    write(
+        &p.join("pipeline.toml"),
+        "[check]\nignore = [\"metadata-not-string\"]\n\n[[check.overrides]]\npaths = [\"skills/legacy/**\"]\nignore = [\"SK027\"]\n",
+    );
+    let left = codes(p);
+    assert_eq!(
+        left,
+        vec![("skills/new".to_owned(), "SK027".to_owned())],
+        "only the new skill's mismatch is reported"
+    );
+    // Below the root, paths are still matched from the root.
+    let below = skillc(&p.join("skills"), ["check", "--format", "json"]).json();
+    assert_eq!(below["summary"]["errors"], 1, "{below}");
+    // --fix leaves what is suppressed.
+    let run = skillc(p, ["check", "--fix"]);
+    assert_eq!(run.code, Some(0), "{}{}", run.stdout, run.stderr);
+    let legacy = std::fs::read_to_string(p.join("skills/legacy/old/SKILL.md")).expect("read");
+    assert_eq!(legacy, mismatched, "suppressed codes are not fixed");
+    let fixed = std::fs::read_to_string(p.join("skills/new/SKILL.md")).expect("read");
+    assert!(
+        fixed.starts_with("---\nname: new\n") && fixed.contains("tags: [a]"),
+        "{fixed}"
+    );
+    // Unknown keys and codes are errors with file:line.
+    write(&p.join("pipeline.toml"), "[check]\nignore = [\"SK999\"]\n");
+    let bad = skillc(p, ["check"]);
+    assert_eq!(bad.code, Some(2));
+    assert!(bad.stderr.contains("pipeline.toml:2:"), "{}", bad.stderr);
+    write(
+        &p.join("pipeline.toml"),
+        "[[check.overrides]]\npath = [\"x\"]\nignore = []\n",
+    );
+    let bad = skillc(p, ["check"]);
+    assert_eq!(bad.code, Some(2));
+    assert!(
+        bad.stderr.contains("pipeline.toml:2:") && bad.stderr.contains("CF002"),
+        "{}",
+        bad.stderr
     );
 }

@@ -121,8 +121,7 @@ pub(crate) fn run(args: &CheckArgs, out: &mut Printer) -> anyhow::Result<Status>
     } else {
         (PathBuf::new(), super::project::default_paths(&given))
     };
-    let check_config = crate::suppress::CheckConfig::default();
-    let suppress = check_config.matcher(&project.root, &cwd.join(&base));
+    let suppress = project.config.check.matcher(&project.root, &cwd.join(&base));
     let ignored = |file: &str, code: &str| suppress.ignores(file, code);
     let options = fix::Options {
         mode,

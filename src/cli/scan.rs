@@ -217,7 +217,7 @@ fn apply_baseline(
     if args.no_baseline {
         return Ok(None);
     }
-    let configured: Option<&std::path::Path> = None;
+    let configured = project.config.scan_baseline.as_deref();
     let texts = baseline::texts(&loaded.db, &loaded.skills);
     let keys: Vec<Vec<crate::scan::baseline::Key>> = scanned
         .iter()
