@@ -321,18 +321,33 @@ struct Hook {
     pass_filenames: bool,
 }
 
-/// The hooks, read with skillc's own YAML loader (the file is a YAML list of mappings).
+/// The hooks: the file is a YAML list of flat mappings (`- id: …` then `  key: value`), read
+/// line by line (comments and blank lines skipped, quotes stripped).
 fn hooks() -> Vec<Hook> {
     let text = std::fs::read_to_string(manifest_dir().join(".pre-commit-hooks.yaml")).expect("the hooks file");
-    let src = skillc::skill::source::Source::new(".pre-commit-hooks.yaml", &text);
-    let loaded = skillc::skill::yaml::load(&src, 0..text.len());
-    assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);
-    let root = loaded.root.expect("a YAML document");
-    root.as_seq()
-        .expect("a list of hooks")
-        .iter()
-        .map(|h| {
-            let get = |k: &str| h.get_value(k).and_then(|v| v.as_str()).map(str::to_owned);
+    let mut maps: Vec<Vec<(String, String)>> = Vec::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let entry = if let Some(first) = line.strip_prefix("- ") {
+            maps.push(Vec::new());
+            first
+        } else {
+            line.strip_prefix("  ")
+                .unwrap_or_else(|| panic!("not a flat list of mappings: {line}"))
+        };
+        let (k, v) = entry
+            .split_once(": ")
+            .unwrap_or_else(|| panic!("not `key: value`: {line}"));
+        let v = v.trim().trim_matches('"').to_owned();
+        maps.last_mut()
+            .expect("a `- ` line first")
+            .push((k.trim().to_owned(), v));
+    }
+    maps.iter()
+        .map(|m| {
+            let get = |k: &str| m.iter().find(|(key, _)| key == k).map(|(_, v)| v.clone());
             assert_eq!(get("language").as_deref(), Some("rust"), "cargo installs skillc");
             Hook {
                 id: get("id").expect("id"),

@@ -87,12 +87,19 @@ fn each_fixable_rule_has_a_before_after_pair() {
     for case in &on_disk {
         assert!(CASES.iter().any(|(c, ..)| c == case), "{case} is not in CASES");
     }
-    // Every fixable rule has a case that removes it.
-    for f in skillc::fix::FIXES {
+    // Every rule `skillc explain` marks fixable has a case that removes it.
+    let list = skillc(&fixtures, ["explain"]);
+    let fixable: Vec<&str> = list
+        .stdout
+        .lines()
+        .filter(|l| l.split_whitespace().nth(3) == Some("fix"))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(fixable.len() >= 10, "{}", list.stdout);
+    for code in &fixable {
         assert!(
-            CASES.iter().any(|(_, _, gone, _)| gone.contains(&f.code)),
-            "no fixture pair for {}",
-            f.code
+            CASES.iter().any(|(_, _, gone, _)| gone.contains(code)),
+            "no fixture pair for {code}"
         );
     }
     let mut settings = insta_settings();
@@ -185,16 +192,36 @@ fn bodies(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         let Ok(text) = std::str::from_utf8(&bytes) else {
             continue;
         };
-        let src = skillc::skill::source::Source::new("SKILL.md", text);
-        if let (Some(split), _) = skillc::skill::frontmatter::split(&src) {
+        if let Some(body) = body_of(text) {
             let folder = e.path().parent().expect("parent").strip_prefix(dir).expect("inside");
-            out.insert(
-                folder.to_string_lossy().into_owned(),
-                text[split.body].as_bytes().to_vec(),
-            );
+            out.insert(folder.to_string_lossy().into_owned(), body.as_bytes().to_vec());
         }
     }
     out
+}
+
+/// What follows the closing fence: the second line that is `---` (spaces, tabs and a CR
+/// allowed after it), after an optional BOM. `None` without frontmatter.
+fn body_of(text: &str) -> Option<&str> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let is_fence = |l: &str| {
+        l.strip_prefix("---")
+            .is_some_and(|r| r.chars().all(|c| matches!(c, ' ' | '\t' | '\r')))
+    };
+    let mut offset = 0;
+    let mut fences = 0;
+    for line in text.split_inclusive('\n') {
+        offset += line.len();
+        if is_fence(line.trim_end_matches('\n')) {
+            fences += 1;
+            if fences == 2 {
+                return text.get(offset..);
+            }
+        } else if fences == 0 {
+            return None;
+        }
+    }
+    None
 }
 
 /// `(errors, fixable errors)` per skill path, and every diagnostic still marked fixable.
