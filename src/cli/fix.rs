@@ -9,9 +9,10 @@ use anyhow::Context as _;
 use rayon::prelude::*;
 
 use super::Printer;
-use crate::db::{Contents, Limits, load};
+use crate::db::{Contents, load};
 use crate::emit::write::write_atomic;
 use crate::fix::{self, Applied, FolderChange, Options, Target};
+use crate::model::Limits;
 
 /// What `--fix` (or `--diff`) found to do for one skill.
 struct Planned {

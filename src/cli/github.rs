@@ -5,8 +5,8 @@
 //! message, `%`, CR and LF become `%25`, `%0D`, `%0A`; in a property value also `:` and `,`
 //! become `%3A` and `%2C`. Nothing else is escaped, so every annotation is exactly one line.
 
-use crate::config::FindingSeverity;
 use crate::diag::{Diagnostic, Severity, printable};
+use crate::model::FindingSeverity;
 use crate::scan::Finding;
 
 /// The annotation levels GitHub shows.

@@ -7,6 +7,8 @@
 mod baseline;
 mod build;
 mod check;
+mod curate;
+mod events;
 mod export;
 mod fix;
 mod github;
@@ -123,6 +125,12 @@ pub enum Command {
     /// Import skills from folders, git repositories, URLs, agentskills.io or zip archives into
     /// the skills root; never overwrites, records each in `skillc.lock`.
     Import(import::ImportArgs),
+    /// The curator: archive, consolidate and patch agent-written skills, never deleting,
+    /// within a cost cap (`status`, `run`, `maybe`, `pin`, `unpin`, `archive`, `restore`,
+    /// `list-archived`).
+    Curate(curate::CurateArgs),
+    /// The event log `.skillc/events.jsonl` that the curator reads (`record` for runtimes).
+    Events(events::EventsArgs),
     /// Create a signing key pair (minisign format).
     Keygen(keys::KeygenArgs),
     /// Rewrite Hermes / OpenClaw skills into the GAIA format (`metadata.gaia`), with a review
@@ -227,6 +235,8 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
         Command::Watch(w) => watch::run(&w, &mut out),
         Command::Verify(v) => verify::run(&v, &mut out),
         Command::Import(i) => import::run(&i, &mut out),
+        Command::Curate(c) => curate::run(&c, &mut out),
+        Command::Events(e) => events::run(&e, &mut out),
         Command::Keygen(k) => keys::keygen(&k, &mut out),
         Command::Migrate(m) => migrate::run(&m, &mut out),
         Command::Export(e) => export::run(&e, &mut out),

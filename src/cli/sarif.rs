@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
+use crate::diag::Rule;
 use crate::diag::{Diagnostic, Severity};
-use crate::rules::Rule;
 
 /// A relative path as a URI reference: unreserved characters and `/` kept, the rest
 /// percent-encoded (UTF-8).

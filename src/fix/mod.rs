@@ -18,7 +18,8 @@ mod proposals;
 use proposals::Resolved;
 
 use crate::diag::Severity;
-use crate::skill::validate::{self, Analysis, Context, Mode};
+use crate::model::Mode;
+use crate::skill::validate::{self, Analysis, Context};
 
 /// How one rule is fixed: the code and, for `skillc explain` and SARIF, what the fix does.
 #[derive(Debug, PartialEq, Eq)]

@@ -8,11 +8,12 @@ use unicode_normalization::UnicodeNormalization;
 
 use super::{FolderChange, Options, Target};
 use crate::diag::Diagnostic;
+use crate::diag::Source;
+use crate::model::Mode;
 use crate::skill::frontmatter::{self, Split};
 use crate::skill::model::{OPENCLAW_NAMESPACES, STANDARD_FIELDS};
-use crate::skill::source::Source;
 use crate::skill::tools;
-use crate::skill::validate::{self, Analysis, Mode};
+use crate::skill::validate::{self, Analysis};
 use crate::skill::writer::{self, Edits};
 use crate::skill::yaml::{Entry, Node, NodeKind};
 use crate::skill::yaml_out::{self, Value};

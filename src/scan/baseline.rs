@@ -78,7 +78,7 @@ pub struct Key {
 /// The fingerprint of a finding of `code` in `file` whose matched text is `matched`.
 pub fn fingerprint(code: &str, file: &str, matched: &str) -> String {
     let normalized: Vec<&str> = matched.split_whitespace().collect();
-    let digest = crate::generate::sha256(format!("{code}\0{file}\0{}", normalized.join(" ")).as_bytes());
+    let digest = crate::util::sha256(format!("{code}\0{file}\0{}", normalized.join(" ")).as_bytes());
     digest.chars().take(16).collect()
 }
 

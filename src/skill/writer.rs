@@ -13,7 +13,8 @@
 
 use std::ops::Range;
 
-use crate::skill::frontmatter::Split;
+use crate::diag::Source;
+use crate::skill::frontmatter::{self, Split};
 use crate::skill::yaml::{Entry, Node, NodeKind};
 use crate::skill::yaml_out::{self, Value};
 
@@ -37,6 +38,17 @@ impl Layout {
             eol: eol_of(&text[..split.body.start.min(text.len())]),
             close_eol: split.body.start > split.close_fence.end,
         }
+    }
+
+    /// The layout of a SKILL.md `text`; `None` when it has no frontmatter.
+    pub fn of_text(text: &str) -> Option<Layout> {
+        let split = frontmatter::split(&Source::new("SKILL.md", text)).0?;
+        Some(Layout::of(text, &split))
+    }
+
+    /// The same layout without a byte order mark (what `export` writes).
+    pub fn without_bom(self) -> Layout {
+        Layout { bom: false, ..self }
     }
 }
 
@@ -217,11 +229,6 @@ impl Edits {
             .any(|(r, _)| (r.start < range.end && range.start < r.end) || (r.is_empty() && range.contains(&r.start)))
     }
 
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.edits.is_empty()
-    }
-
     /// The edited text; `None` when two edits overlap or one is outside the text (the caller
     /// drops one and tries again) — never a half-edited text.
     pub fn apply(&self, text: &str) -> Option<String> {
@@ -246,8 +253,7 @@ impl Edits {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::skill::source::Source;
-    use crate::skill::{frontmatter, yaml};
+    use crate::skill::yaml;
 
     fn root(text: &str) -> Node {
         let src = Source::new("SKILL.md", text);
