@@ -99,7 +99,20 @@ fn each_fixable_rule_has_a_before_after_pair() {
             CASES.iter().any(|(_, _, gone, _)| gone.contains(code)),
             "no fixture pair for {code}"
         );
+        // `explain` says how it is fixed.
+        let explained = skillc(&fixtures, ["explain", code]);
+        assert!(
+            explained.stdout.contains("## Fix\n\n`skillc check --fix` "),
+            "{code}: {}",
+            explained.stdout
+        );
     }
+    let sk014 = skillc(&fixtures, ["explain", "SK014"]);
+    assert!(
+        sk014.stdout.contains("Not fixed by `skillc check --fix`"),
+        "{}",
+        sk014.stdout
+    );
     let mut settings = insta_settings();
     settings.set_prepend_module_to_snapshot(false);
     for (case, changes, gone, stay) in CASES {
