@@ -5,6 +5,7 @@
 
 pub mod admit;
 pub mod build;
+pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod db;
@@ -18,6 +19,7 @@ pub mod migrate;
 pub mod route;
 pub mod rules;
 pub mod scan;
+pub mod serve;
 pub mod sign;
 pub mod skill;
 pub mod translate;

@@ -125,6 +125,7 @@ rules! {
     IM007 "import-missing-scripts" Warning "A lone SKILL.md runs scripts that were not imported with it.";
     IM008 "import-tier-reset" Note "An imported skill's GAIA security tier claim was reset to experimental.";
     IM009 "import-lock-drift" Error "`import --locked`: a source's content no longer matches skillc.lock.";
+    IM010 "update-local-edits" Error "`skillc update` refuses to replace a skill edited since it was imported (without --force).";
 }
 
 /// Looks a rule up by code, case-insensitively (`sk001` finds `SK001`).

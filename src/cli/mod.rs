@@ -5,10 +5,12 @@
 //! failed verification), 2 the command could not run (usage, IO, configuration).
 
 mod build;
+mod catalog;
 mod check;
 mod export;
 mod import;
 mod keys;
+mod manage;
 mod migrate;
 mod output;
 mod plan;
@@ -16,6 +18,7 @@ mod progress;
 mod project;
 mod props;
 mod scan;
+mod serve;
 mod verify;
 mod watch;
 
@@ -112,8 +115,24 @@ pub enum Command {
     /// Verify a built catalog: signatures, hashes, completeness, expiry, rollback.
     Verify(verify::VerifyArgs),
     /// Import skills from folders, git repositories, URLs, agentskills.io or zip archives into
-    /// the skills root; never overwrites, records each in `skillc.lock`.
+    /// the skills root; never overwrites, records each in `skillc.lock` (alias `install`).
+    #[command(visible_alias = "install")]
     Import(import::ImportArgs),
+    /// Serve the verified catalog over HTTP with a dashboard (`--watch` rebuilds and swaps it).
+    Serve(serve::ServeArgs),
+    /// List the skills of the verified catalog (status, tier, version, executors, findings).
+    List(catalog::ListArgs),
+    /// Show one skill of the verified catalog: frontmatter, executors, admission, findings,
+    /// provenance (`--body` adds the playbook).
+    Info(catalog::InfoArgs),
+    /// Search the verified catalog with the menu's ranking.
+    Search(catalog::SearchArgs),
+    /// Archive a skill of the project (moved to `<skills root>-archive/`, never deleted;
+    /// a pinned skill is refused).
+    Remove(manage::RemoveArgs),
+    /// Fetch locked sources again and update their skills (a skill edited since import is
+    /// refused unless --force, which archives the local copy first).
+    Update(manage::UpdateArgs),
     /// Create a signing key pair (minisign format).
     Keygen(keys::KeygenArgs),
     /// Rewrite Hermes / OpenClaw skills into the GAIA format (`metadata.gaia`), with a review
@@ -193,6 +212,12 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
         Command::Watch(w) => watch::run(&w, &mut out),
         Command::Verify(v) => verify::run(&v, &mut out),
         Command::Import(i) => import::run(&i, &mut out),
+        Command::Serve(s) => serve::run(&s, &mut out),
+        Command::List(l) => catalog::list(&l, &mut out),
+        Command::Info(i) => catalog::info(&i, &mut out),
+        Command::Search(s) => catalog::search(&s, &mut out),
+        Command::Remove(r) => manage::remove(&r, &mut out),
+        Command::Update(u) => manage::update(&u, &mut out),
         Command::Keygen(k) => keys::keygen(&k, &mut out),
         Command::Migrate(m) => migrate::run(&m, &mut out),
         Command::Export(e) => export::run(&e, &mut out),
