@@ -151,7 +151,7 @@ pub(crate) fn options_for(project: &project::Project, into: PathBuf, refresh: bo
     let cache = fetch::default_cache_dir().map(|dir| fetch::Cache {
         dir,
         max_age_secs: u64::from(project.config.import_max_age_days) * 86_400,
-        refresh: refresh,
+        refresh,
         now: wall,
     });
     // A folder other than the project's skills root is recorded in skillc.lock, so that
