@@ -118,7 +118,7 @@ impl Diagnostic {
     pub fn new(rule: &'static Rule, file: impl Into<String>, span: Span, message: impl Into<String>) -> Self {
         Diagnostic {
             rule,
-            severity: rule.severity,
+            severity: rule.diagnostic_severity(),
             file: file.into(),
             span,
             message: message.into(),

@@ -174,7 +174,7 @@ fn sarif_is_a_valid_2_1_0_log() {
         .iter()
         .filter_map(|r| r["id"].as_str())
         .collect();
-    let codes: Vec<&str> = skillc::scan::rules::ALL.iter().map(|r| r.code).collect();
+    let codes: Vec<&str> = skillc::rules::scan_rules().map(|r| r.code).collect();
     assert_eq!(ids, codes);
     let results = runs[0]["results"].as_array().expect("results");
     assert!(!results.is_empty());
@@ -266,7 +266,7 @@ fn explain_knows_the_scan_rules() {
     assert!(run.stdout.starts_with("# SC011 download-and-execute"), "{}", run.stdout);
     assert!(run.stdout.contains("C1 `vendor-host`"));
     let list = skillc_env(dir.path(), &["explain"], &[]);
-    for r in skillc::scan::rules::ALL {
+    for r in skillc::rules::ALL {
         assert!(list.stdout.contains(r.code), "{} missing from `skillc explain`", r.code);
     }
     assert!(list.stdout.contains("SC000"));
