@@ -121,7 +121,7 @@ fn read_routes_answer_from_the_verified_catalog() {
 }
 
 #[test]
-fn menu_and_search_are_served_once_the_menu_stage_exists() {
+fn menu_and_search_say_the_menu_stage_is_missing() {
     // The menu stage (issue 19) is not in this build: both routes say so with a JSON error
     // instead of inventing a ranking.
     let p = project();
