@@ -13,7 +13,7 @@ command -v wrk >/dev/null || { echo "install wrk first (apt-get install wrk)" >&
 WORK="${BENCH_DIR:-/tmp/skillc-serve-bench}"
 DURATION="${DURATION:-20s}"
 CONNS="${CONNS:-32}"
-cargo build --release --quiet
+[ -n "${SKIP_BUILD:-}" ] || cargo build --release --quiet
 BIN="$PWD/target/release/skillc"
 export NO_COLOR=1 SOURCE_DATE_EPOCH=1800000000
 

@@ -45,6 +45,8 @@ pub struct Limits {
     pub files: usize,
     /// Time to answer one request, body included (10 s).
     pub request_timeout: Duration,
+    /// Time to answer one owner request (120 s: an install may fetch a repository).
+    pub owner_timeout: Duration,
     /// Time to send a request's headers (5 s): a slow-loris client is dropped after it.
     pub header_timeout: Duration,
     /// Connections served at once (512); more wait in the kernel's queue.
@@ -58,6 +60,7 @@ impl Default for Limits {
             file_bytes: 64 * 1024,
             files: 30,
             request_timeout: Duration::from_secs(10),
+            owner_timeout: Duration::from_secs(120),
             header_timeout: Duration::from_secs(5),
             connections: 512,
         }

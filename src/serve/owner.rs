@@ -76,6 +76,20 @@ pub struct ImportSummary {
     pub rejected: usize,
 }
 
+/// Middleware of the owner routes: the origin and the token are checked before the body is
+/// read, so an anonymous client cannot make the server read or parse anything.
+pub async fn require_owner(
+    axum::extract::State(st): St,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    match auth::authorize(request.headers(), &st.config.token, &st.origins()) {
+        Ok(()) => next.run(request).await,
+        Err(e) => e.into_response(),
+    }
+}
+
 fn owner_project(st: &State, headers: &HeaderMap) -> Result<Project, ApiError> {
     auth::authorize(headers, &st.config.token, &st.origins())?;
     st.config.project.clone().ok_or_else(|| {

@@ -48,31 +48,43 @@ impl utoipa::Modify for BearerScheme {
 /// The application: every route, the dashboard, and the limits (body size, time per
 /// request, concurrency), with every error answered as JSON.
 pub fn router(state: Arc<State>) -> Router {
-    let (api_router, api) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+    let limits = state.config.limits;
+    let read = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(list_skills))
-        .routes(routes!(skill_detail, owner::remove_skill))
+        .routes(routes!(skill_detail))
         .routes(routes!(skill_export))
         .routes(routes!(skill_playbook))
         .routes(routes!(menu))
         .routes(routes!(search))
         .routes(routes!(catalog))
         .routes(routes!(openapi))
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            limits.request_timeout,
+        ));
+    // Owner routes check the token and the origin before the body is read, and may take
+    // longer (an install fetches a repository).
+    let owner = OpenApiRouter::new()
         .routes(routes!(owner::import_playbooks))
         .routes(routes!(owner::install))
-        .split_for_parts();
+        .routes(routes!(owner::remove_skill))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            owner::require_owner,
+        ))
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            limits.owner_timeout,
+        ));
+    let (api_router, api) = read.merge(owner).split_for_parts();
     let _ = state
         .openapi
         .set(Bytes::from(serde_json::to_vec_pretty(&api).unwrap_or_default()));
-    let limits = state.config.limits;
     api_router
         .route("/", axum::routing::get(super::assets::dashboard))
         .fallback(not_found)
         .with_state(state)
         .layer(tower_http::limit::RequestBodyLimitLayer::new(limits.request_bytes))
-        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
-            StatusCode::REQUEST_TIMEOUT,
-            limits.request_timeout,
-        ))
         .layer(axum::middleware::map_response(json_errors))
         .layer(tower::limit::ConcurrencyLimitLayer::new(limits.connections))
 }
