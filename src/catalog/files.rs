@@ -16,9 +16,6 @@ pub struct CatalogFile {
     /// `[[skill]]`.
     #[serde(default)]
     pub skill: Vec<CatalogSkill>,
-    /// `[files]`: top-level files vouched for (path → `sha256:…`).
-    #[serde(default)]
-    pub files: BTreeMap<String, String>,
     /// Levels skipped on request for the whole catalog.
     #[serde(default)]
     pub skipped: Vec<String>,
@@ -124,15 +121,9 @@ pub fn severity_rank(s: &str) -> usize {
 /// `manifest.toml`, the parts summarised here (the whole table is kept as well).
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct Manifest {
-    /// Canonical name.
-    #[serde(default)]
-    pub name: String,
     /// English description.
     #[serde(default)]
     pub description: String,
-    /// The skill's version.
-    #[serde(default)]
-    pub version: String,
     /// `[capabilities]`.
     #[serde(default)]
     pub capabilities: Capabilities,
@@ -150,9 +141,6 @@ pub struct Capabilities {
     /// GAIA permissions.
     #[serde(default)]
     pub permissions: Vec<String>,
-    /// The security tier.
-    #[serde(default)]
-    pub security_tier: String,
 }
 
 /// `[admission]` of a manifest.

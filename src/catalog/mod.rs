@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use crate::emit::{CATALOG, PUBLIC_KEY, REPORT};
 use crate::verify::{self, Entry, Failure};
-pub use skills::{Executor, Skill, Status};
+pub use skills::{Skill, Status};
 pub use view::{Annotation, Annotations};
 
 /// How to open a catalog.
@@ -86,7 +86,6 @@ pub struct Verified {
 /// A verified catalog in memory.
 #[derive(Debug)]
 pub struct Catalog {
-    out: PathBuf,
     verified: Verified,
     files: BTreeMap<String, Vec<u8>>,
     executable: BTreeSet<String>,
@@ -157,18 +156,12 @@ impl Catalog {
             verified_at: opts.now,
         };
         Ok(Catalog {
-            out: out.to_path_buf(),
             verified,
             files,
             executable,
             skills,
             by_name,
         })
-    }
-
-    /// The folder it was read from.
-    pub fn out(&self) -> &Path {
-        &self.out
     }
 
     /// What verification established.

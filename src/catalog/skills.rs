@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 
 use super::files::{self, CatalogFile, Finding, Manifest, Report, ReportSkill};
-use crate::skill::validate::{self, Context, Mode};
+use crate::model::Mode;
+use crate::skill::validate::{self, Context};
 use crate::skill::yaml::Node;
 
 /// The state of a skill in the catalog.
@@ -57,8 +58,6 @@ pub struct Executor {
     pub admission: files::Admission,
     /// Its permissions.
     pub permissions: Vec<String>,
-    /// Its security tier.
-    pub tier: String,
     /// Its `[provenance]`.
     pub provenance: BTreeMap<String, serde_json::Value>,
 }
@@ -189,7 +188,6 @@ fn executor(e: &files::CatalogExecutor, out: &BTreeMap<String, Vec<u8>>) -> Exec
         manifest: serde_json::to_value(&table).unwrap_or_default(),
         admission: typed.admission,
         permissions: typed.capabilities.permissions,
-        tier: typed.capabilities.security_tier,
         provenance: typed
             .provenance
             .into_iter()

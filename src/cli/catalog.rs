@@ -210,7 +210,7 @@ pub(crate) fn info(args: &InfoArgs, out: &mut Printer) -> anyhow::Result<Status>
                     m.insert("body".into(), json!(body));
                 }
             }
-            out.line(&serde_json::to_string_pretty(&crate::emit::sorted_json(doc))?)?;
+            out.line(&serde_json::to_string_pretty(&crate::util::sorted_json(doc))?)?;
         }
         ReportFormat::Human => {
             for l in human_info(&detail) {

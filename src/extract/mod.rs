@@ -24,7 +24,6 @@ use std::collections::{BTreeMap, HashMap};
 use crate::db::{Settings, SkillSource};
 use crate::diag::LineIndex;
 use crate::skill::{self, validate::Analysis};
-pub use args::snake_case;
 use args::{is_command_word, looks_like_value, merge_args};
 use markdown::Candidate;
 pub use model::{Arg, Extraction, MAX_WORDS, Program, SubCommand};

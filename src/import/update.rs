@@ -39,13 +39,6 @@ pub struct Changes {
     pub modified: Vec<String>,
 }
 
-impl Changes {
-    /// Nothing differs.
-    pub fn is_empty(&self) -> bool {
-        self.added.is_empty() && self.removed.is_empty() && self.modified.is_empty()
-    }
-}
-
 /// The outcome of one skill.
 #[derive(Clone, Debug, Serialize)]
 pub struct Updated {

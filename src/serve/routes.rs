@@ -282,8 +282,34 @@ fn menu_unavailable() -> ApiError {
     responses((status = 200, description = "as `skillc menu --format json`", body = Object),
               (status = 400, body = ErrorBody), (status = 503, body = ErrorBody)))]
 async fn menu(AxState(st): St, JsonBody(req): JsonBody<MenuRequest>) -> Result<Response, ApiError> {
-    let _ = (st.snapshot(), req);
+    check_turn(&req.turn)?;
+    if req.size.is_some_and(|n| !(1..=6).contains(&n)) {
+        return Err(ApiError::bad_request(
+            "invalid_size",
+            "`size` is 1 to 6 (RUNTIME.md §1)",
+        ));
+    }
+    if req.agent.as_deref().is_some_and(|a| a.is_empty() || a.len() > 64) {
+        return Err(ApiError::bad_request(
+            "invalid_agent",
+            "`agent` names an `[agents.<id>]` of pipeline.toml",
+        ));
+    }
+    let _ = st.snapshot();
     Err(menu_unavailable())
+}
+
+/// The longest turn accepted, in bytes.
+const MAX_TURN: usize = 16 * 1024;
+
+fn check_turn(turn: &str) -> Result<(), ApiError> {
+    if turn.trim().is_empty() || turn.len() > MAX_TURN {
+        return Err(ApiError::bad_request(
+            "invalid_turn",
+            format!("the turn must be 1 to {MAX_TURN} bytes of text"),
+        ));
+    }
+    Ok(())
 }
 
 /// `GET /api/search`.
@@ -300,7 +326,11 @@ pub struct SearchQuery {
 #[utoipa::path(get, path = "/api/search", tag = "catalog", params(SearchQuery),
     responses((status = 200, body = Object), (status = 400, body = ErrorBody), (status = 503, body = ErrorBody)))]
 async fn search(AxState(st): St, Query(q): Query<SearchQuery>) -> Result<Response, ApiError> {
-    let _ = (st.snapshot(), q);
+    check_turn(&q.q)?;
+    if q.limit.is_some_and(|n| !(1..=200).contains(&n)) {
+        return Err(ApiError::bad_request("invalid_limit", "`limit` is 1 to 200"));
+    }
+    let _ = st.snapshot();
     Err(menu_unavailable())
 }
 

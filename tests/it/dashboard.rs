@@ -9,14 +9,12 @@
 //! `SKILLC_CHROMEDRIVER` point elsewhere). Without them the test fails under CI and says it
 //! was skipped elsewhere.
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::server::{Server, project};
 use base64::Engine as _;
-use common::server::{Server, project};
 use serde_json::{Value, json};
 
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
@@ -284,7 +282,7 @@ fn dashboard_in_headless_chromium() {
     );
 
     // Screenshots at 1280 and 390 px, not blank, and no page wider than the screen.
-    let dir = common::manifest_dir().join("target/dashboard");
+    let dir = crate::common::manifest_dir().join("target/dashboard");
     std::fs::create_dir_all(&dir).expect("target/dashboard");
     for (w, h) in [(1280, 900), (390, 844)] {
         let file = dir.join(format!("dashboard-{w}.png"));

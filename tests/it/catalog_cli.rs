@@ -3,10 +3,8 @@
 //! `remove` of a pinned skill is refused; `update` of a skill edited since import is refused
 //! without `--force`, which archives the local copy first.
 
-mod common;
-
-use common::server::{SDE, project};
-use common::{insta_settings, skillc_env};
+use crate::common::server::{SDE, project};
+use crate::common::{insta_settings, skillc_env};
 
 fn settings() -> insta::Settings {
     insta_settings()
@@ -35,7 +33,7 @@ fn redact(text: &str) -> String {
     out
 }
 
-fn run(dir: &std::path::Path, args: &[&str]) -> common::Run {
+fn run(dir: &std::path::Path, args: &[&str]) -> crate::common::Run {
     skillc_env(dir, args, &[SDE])
 }
 
@@ -86,14 +84,14 @@ fn search_needs_the_menu_stage() {
 fn remove_archives_and_refuses_a_pinned_skill() {
     let p = project();
     let s = settings();
-    let before = common::tree(&p.path().join("skills/runbooks"));
+    let before = crate::common::tree(&p.path().join("skills/runbooks"));
     let r = run(p.path(), &["remove", "runbooks"]);
     assert_eq!(r.code, Some(0), "{r:?}");
     s.bind(|| insta::assert_snapshot!("catalog_remove", redact(&r.stdout)));
     assert!(!p.path().join("skills/runbooks").exists());
     let archived: Vec<_> = std::fs::read_dir(p.path().join("skills-archive")).unwrap().collect();
     assert_eq!(archived.len(), 1);
-    assert_eq!(common::tree(&archived[0].as_ref().unwrap().path()), before);
+    assert_eq!(crate::common::tree(&archived[0].as_ref().unwrap().path()), before);
 
     std::fs::create_dir_all(p.path().join(".skillc/curator")).unwrap();
     std::fs::write(

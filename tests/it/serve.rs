@@ -3,11 +3,9 @@
 //! archive on delete, a catalog tampered while serving refused on the next swap, and hostile
 //! clients answered with 4xx JSON errors while the server goes on serving.
 
-mod common;
-
 use std::time::Duration;
 
-use common::server::{Server, project};
+use crate::common::server::{Server, project};
 use serde_json::json;
 
 #[test]
@@ -202,7 +200,7 @@ fn owner_routes_need_the_token_and_this_origin() {
 fn import_batch_each_file_on_its_own() {
     let p = project();
     let s = Server::start(p.path(), &[]);
-    let todo_before = common::tree(&p.path().join("skills/todo"));
+    let todo_before = crate::common::tree(&p.path().join("skills/todo"));
     let collision = std::fs::read_to_string(p.path().join("skills/todo/SKILL.md")).unwrap() + "\nChanged.\n";
     let files = json!({"files": [
         {"name": "hello.md", "content": playbook("hello-world", "Say hello.")},
@@ -243,7 +241,7 @@ fn import_batch_each_file_on_its_own() {
     assert!(p.path().join("skills/hello-world/SKILL.md").is_file());
     assert!(!p.path().join("skills/evil-installer").exists());
     assert_eq!(
-        common::tree(&p.path().join("skills/todo")),
+        crate::common::tree(&p.path().join("skills/todo")),
         todo_before,
         "the existing skill is byte-identical"
     );
@@ -297,14 +295,14 @@ fn install_and_delete_archive_never_delete() {
     );
 
     let bearer = format!("Bearer {}", s.token());
-    let before = common::tree(&p.path().join("skills/runbooks"));
+    let before = crate::common::tree(&p.path().join("skills/runbooks"));
     let d = s.call("DELETE", "/api/skills/runbooks", &[("authorization", &bearer)], None);
     assert_eq!(d.status, 200, "{}", String::from_utf8_lossy(&d.body));
     let to = d.json()["archived_to"].as_str().unwrap().to_owned();
     assert!(to.starts_with("skills-archive/runbooks-"), "{to}");
     assert!(!p.path().join("skills/runbooks").exists());
     assert_eq!(
-        common::tree(&p.path().join(&to)),
+        crate::common::tree(&p.path().join(&to)),
         before,
         "archived whole, byte for byte"
     );
@@ -366,7 +364,7 @@ fn a_catalog_tampered_while_serving_is_refused_on_the_next_swap() {
 fn a_catalog_that_does_not_verify_is_not_served() {
     let p = project();
     std::fs::write(p.path().join("out/skills/todo/SKILL.md"), "tampered\n").unwrap();
-    let r = common::skillc(p.path(), ["serve", "--addr", "127.0.0.1:0"]);
+    let r = crate::common::skillc(p.path(), ["serve", "--addr", "127.0.0.1:0"]);
     assert_eq!(r.code, Some(1), "{r:?}");
     assert!(
         r.stderr.contains("hash mismatch") && r.stderr.contains("nothing is served"),

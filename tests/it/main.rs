@@ -1,0 +1,26 @@
+//! The integration tests, one crate (one link instead of one per file): the real binary on
+//! fixture folders and projects made at test time, whole builds through the library's
+//! boundary, and the tidy checks over the source tree.
+//!
+//! Fixture folders are enumerated (`insta::glob!`) and their snapshot in `snapshots/` is their
+//! only expectation (`cargo insta review` to update); `common` holds the shared helpers.
+
+mod admit;
+mod adversarial;
+mod build;
+mod catalog_cli;
+mod check;
+mod common;
+mod conformance;
+mod corpus;
+mod dashboard;
+mod export;
+mod import;
+mod incremental;
+mod layers;
+mod migrate;
+mod plan;
+mod scan;
+mod serve;
+mod tidy;
+mod watch;
