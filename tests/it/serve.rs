@@ -397,6 +397,17 @@ fn hostile_clients_get_json_errors_and_the_server_goes_on() {
         "invalid_json"
     );
     assert_eq!(s.call("POST", "/api/menu", &[], Some(b"{}")).status, 415);
+    assert_eq!(
+        s.call("POST", "/api/menu", &[json_ct], Some(br#"{"turn": " "}"#))
+            .code(),
+        "invalid_turn"
+    );
+    assert_eq!(
+        s.call("POST", "/api/menu", &[json_ct], Some(br#"{"turn": "x", "size": 9}"#))
+            .code(),
+        "invalid_size"
+    );
+    assert_eq!(s.get("/api/search?q=").code(), "invalid_turn");
     // Names: traversal, NUL, invalid UTF-8, very long.
     for path in [
         "/api/skills/..%2F..%2Fetc",
