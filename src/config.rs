@@ -80,6 +80,9 @@ struct File {
     scan: Option<ScanSection>,
     limits: Option<LimitsSection>,
     import: Option<ImportSection>,
+    /// `[curator]`: parsed with its own diagnostics by `curate::config::parse`.
+    #[serde(rename = "curator")]
+    _curator: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize, Default)]

@@ -98,6 +98,7 @@ pub(crate) fn run(args: &ImportArgs, out: &mut Printer) -> anyhow::Result<Status
     } else {
         import::import(&args.sources, &options)?
     };
+    record_created(&project.root, &outcomes, out);
     let count = |s: import::Status| outcomes.iter().filter(|o| o.status == s).count();
     let (imported, skipped, failed) = (
         count(import::Status::Imported),
@@ -183,6 +184,25 @@ pub(crate) fn options_for(project: &project::Project, into: PathBuf, refresh: bo
         imported_at: import_time()?,
     };
     Ok(options)
+}
+
+/// Records `skill.created {source: imported}` for every skill written (the curator never
+/// touches them); a log that cannot be written is a warning, the import stands.
+fn record_created(root: &std::path::Path, outcomes: &[Outcome], out: &mut Printer) {
+    let Ok(now) = super::curate::now() else { return };
+    for o in outcomes.iter().filter(|o| o.status == import::Status::Imported) {
+        let Some(name) = &o.name else { continue };
+        let event = crate::events::Event::new(
+            now,
+            crate::events::Kind::Created {
+                skill: name.clone(),
+                source: crate::events::Origin::Imported,
+            },
+        );
+        if let Err(e) = crate::events::record(root, &event) {
+            out.note(&format!("warning: skill.created of {name} not recorded: {e}"));
+        }
+    }
 }
 
 /// The lines of one outcome in the human summary.

@@ -7,6 +7,8 @@
 mod build;
 mod catalog;
 mod check;
+mod curate;
+mod events;
 mod export;
 mod import;
 mod keys;
@@ -133,6 +135,12 @@ pub enum Command {
     /// Fetch locked sources again and update their skills (a skill edited since import is
     /// refused unless --force, which archives the local copy first).
     Update(manage::UpdateArgs),
+    /// The curator: archive, consolidate and patch agent-written skills, never deleting,
+    /// within a cost cap (`status`, `run`, `maybe`, `pin`, `unpin`, `archive`, `restore`,
+    /// `list-archived`).
+    Curate(curate::CurateArgs),
+    /// The event log `.skillc/events.jsonl` that the curator reads (`record` for runtimes).
+    Events(events::EventsArgs),
     /// Create a signing key pair (minisign format).
     Keygen(keys::KeygenArgs),
     /// Rewrite Hermes / OpenClaw skills into the GAIA format (`metadata.gaia`), with a review
@@ -218,6 +226,8 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
         Command::Search(s) => catalog::search(&s, &mut out),
         Command::Remove(r) => manage::remove(&r, &mut out),
         Command::Update(u) => manage::update(&u, &mut out),
+        Command::Curate(c) => curate::run(&c, &mut out),
+        Command::Events(e) => events::run(&e, &mut out),
         Command::Keygen(k) => keys::keygen(&k, &mut out),
         Command::Migrate(m) => migrate::run(&m, &mut out),
         Command::Export(e) => export::run(&e, &mut out),

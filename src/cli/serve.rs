@@ -53,6 +53,7 @@ pub(crate) fn serve_project(p: &project::Project) -> anyhow::Result<serve::proje
         state_dir: p.root.join(".skillc"),
         skills_roots,
         import: super::import::options_for(p, into, false)?,
+        curate: super::curate::curate_project(p),
     })
 }
 

@@ -16,6 +16,7 @@
 
 pub mod assets;
 pub mod auth;
+pub mod curator;
 pub mod error;
 pub mod owner;
 pub mod project;

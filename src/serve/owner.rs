@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::Path;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -90,8 +90,8 @@ pub async fn require_owner(
     }
 }
 
-fn owner_project(st: &State, headers: &HeaderMap) -> Result<Project, ApiError> {
-    auth::authorize(headers, &st.config.token, &st.origins())?;
+/// The project of the server (the owner checks already passed, in [`require_owner`]).
+pub(super) fn project_of(st: &State) -> Result<Project, ApiError> {
     st.config.project.clone().ok_or_else(|| {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -102,7 +102,7 @@ fn owner_project(st: &State, headers: &HeaderMap) -> Result<Project, ApiError> {
 }
 
 /// Runs `work` on a blocking thread with the project's import lock held.
-async fn locked<T: Send + 'static>(
+pub(super) async fn locked<T: Send + 'static>(
     st: &Arc<State>,
     project: Project,
     work: impl FnOnce(&Project) -> Result<T, ApiError> + Send + 'static,
@@ -128,6 +128,23 @@ async fn locked<T: Send + 'static>(
     })
     .await
     .map_err(|e| ApiError::internal(format!("the import stopped: {e}")))?
+}
+
+/// Records `skill.created {source: imported}` for an imported skill (as `skillc import`
+/// does): the curator never touches it. A log that cannot be written leaves the import as it is.
+fn record_created(p: &Project, o: &Outcome) {
+    if o.status != import::Status::Imported {
+        return;
+    }
+    let Some(name) = &o.name else { return };
+    let event = crate::events::Event::new(
+        crate::events::whole_seconds(jiff::Timestamp::now()),
+        crate::events::Kind::Created {
+            skill: name.clone(),
+            source: crate::events::Origin::Imported,
+        },
+    );
+    let _ = crate::events::record(&p.root, &event);
 }
 
 fn now_rfc3339() -> String {
@@ -170,10 +187,9 @@ fn rejected(name: String, code: &str, reason: String) -> FileOutcome {
               (status = 401, body = ErrorBody), (status = 403, body = ErrorBody), (status = 413, body = ErrorBody)))]
 pub async fn import_playbooks(
     axum::extract::State(st): St,
-    headers: HeaderMap,
     JsonBody(req): JsonBody<ImportRequest>,
 ) -> Result<Json<ImportAnswer>, ApiError> {
-    let project = owner_project(&st, &headers)?;
+    let project = project_of(&st)?;
     let limits = st.config.limits;
     if req.files.is_empty() {
         return Err(ApiError::bad_request("no_files", "`files` is empty"));
@@ -210,6 +226,7 @@ pub async fn import_playbooks(
                     )
                 } else {
                     let o = import::files::import_skill_md(&label, f.content.into_bytes(), &options);
+                    record_created(p, &o);
                     file_outcome(&o, label)
                 },
             );
@@ -245,10 +262,9 @@ pub struct InstallRequest {
               (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn install(
     axum::extract::State(st): St,
-    headers: HeaderMap,
     JsonBody(req): JsonBody<InstallRequest>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let project = owner_project(&st, &headers)?;
+    let project = project_of(&st)?;
     if req.source.trim().is_empty() || req.source.len() > 4096 || req.source.contains('\0') {
         return Err(ApiError::bad_request(
             "invalid_source",
@@ -259,9 +275,11 @@ pub async fn install(
         let mut options = p.import.clone();
         options.imported_at = now_rfc3339();
         let mut outcomes = import::import(&[req.source], &options).map_err(|e| ApiError::internal(e.to_string()))?;
-        outcomes
+        let outcome = outcomes
             .pop()
-            .ok_or_else(|| ApiError::internal("the import gave no outcome"))
+            .ok_or_else(|| ApiError::internal("the import gave no outcome"))?;
+        record_created(p, &outcome);
+        Ok(outcome)
     })
     .await?;
     serde_json::to_value(&outcome)
@@ -276,12 +294,8 @@ pub async fn install(
     params(("name" = String, Path, description = "The skill name")),
     responses((status = 200, body = Archived), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
               (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
-pub async fn remove_skill(
-    axum::extract::State(st): St,
-    headers: HeaderMap,
-    Path(name): Path<String>,
-) -> Result<Json<Archived>, ApiError> {
-    let project = owner_project(&st, &headers)?;
+pub async fn remove_skill(axum::extract::State(st): St, Path(name): Path<String>) -> Result<Json<Archived>, ApiError> {
+    let project = project_of(&st)?;
     if !project::is_skill_name(&name) {
         return Err(ApiError::bad_request("invalid_name", "not a skill name"));
     }

@@ -16,7 +16,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::error::{ApiError, ErrorBody, JsonBody, json_errors};
-use super::{Refusal, Snapshot, State, owner, project};
+use super::{Refusal, Snapshot, State, curator, owner, project};
 use crate::catalog::view::{Detail, Filter, Summary};
 use crate::catalog::{Skill, Status, Verified};
 
@@ -68,6 +68,12 @@ pub fn router(state: Arc<State>) -> Router {
         .routes(routes!(owner::import_playbooks))
         .routes(routes!(owner::install))
         .routes(routes!(owner::remove_skill))
+        .routes(routes!(curator::status))
+        .routes(routes!(curator::archived))
+        .routes(routes!(curator::run))
+        .routes(routes!(curator::pin))
+        .routes(routes!(curator::unpin))
+        .routes(routes!(curator::restore))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             owner::require_owner,
@@ -242,18 +248,48 @@ async fn skill_export(AxState(st): St, Path(name): Path<String>, headers: Header
         .into_response())
 }
 
-/// The playbook: the SKILL.md body, verbatim (as `skillc playbook`).
+/// `GET /api/skills/{name}/playbook`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PlaybookQuery {
+    /// The agent session loading it, recorded in `skill.loaded` (default `serve`).
+    pub session: Option<String>,
+}
+
+/// The playbook: the SKILL.md body, verbatim (as `skillc playbook`); records `skill.loaded`
+/// when the project records loads.
 #[utoipa::path(get, path = "/api/skills/{name}/playbook", tag = "catalog",
-    params(("name" = String, Path, description = "The skill name")),
+    params(("name" = String, Path, description = "The skill name"), PlaybookQuery),
     responses((status = 200, description = "the body", content_type = "text/markdown"), (status = 404, body = ErrorBody)))]
-async fn skill_playbook(AxState(st): St, Path(name): Path<String>) -> Result<Response, ApiError> {
+async fn skill_playbook(
+    AxState(st): St,
+    Path(name): Path<String>,
+    Query(q): Query<PlaybookQuery>,
+) -> Result<Response, ApiError> {
     let snap = st.snapshot();
     let (_, skill) = lookup(&snap, &name)?;
+    if skill.status == Status::Disabled {
+        return Err(ApiError::not_found(format!(
+            "`{name}` is disabled (`metadata.disabled`): it is never offered or loaded"
+        )));
+    }
     let body = snap.catalog.body(skill).ok_or_else(|| {
         ApiError::not_found(format!(
             "`{name}` has no playbook in the catalog (rejected by the build)"
         ))
     })?;
+    let session = q.session.unwrap_or_else(|| "serve".to_owned());
+    if crate::events::check_id("session", &session).is_err() {
+        return Err(ApiError::bad_request(
+            "invalid_session",
+            "`session` is an identifier without spaces or control characters",
+        ));
+    }
+    if let Some(p) = &st.config.project {
+        // `skill.loaded` when the project records loads (`[curator] record_loads`); a log that
+        // cannot be written does not keep the playbook from the agent.
+        let _ = crate::curate::record_load(&p.curate, &name, &session, jiff::Timestamp::now());
+    }
     Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], body.to_vec()).into_response())
 }
 

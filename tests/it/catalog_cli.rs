@@ -89,16 +89,16 @@ fn remove_archives_and_refuses_a_pinned_skill() {
     assert_eq!(r.code, Some(0), "{r:?}");
     s.bind(|| insta::assert_snapshot!("catalog_remove", redact(&r.stdout)));
     assert!(!p.path().join("skills/runbooks").exists());
-    let archived: Vec<_> = std::fs::read_dir(p.path().join("skills-archive")).unwrap().collect();
+    // Folders only: the archive root also holds the curator's run lock.
+    let archived: Vec<_> = std::fs::read_dir(p.path().join("skills-archive"))
+        .unwrap()
+        .filter(|e| e.as_ref().is_ok_and(|e| e.path().is_dir()))
+        .collect();
     assert_eq!(archived.len(), 1);
     assert_eq!(crate::common::tree(&archived[0].as_ref().unwrap().path()), before);
 
-    std::fs::create_dir_all(p.path().join(".skillc/curator")).unwrap();
-    std::fs::write(
-        p.path().join(".skillc/curator/state.json"),
-        r#"{"schema_version": 1, "skills": {"todo": {"pinned": true}}}"#,
-    )
-    .unwrap();
+    let pin = run(p.path(), &["curate", "pin", "todo"]);
+    assert_eq!(pin.code, Some(0), "{pin:?}");
     let pinned = run(p.path(), &["remove", "todo", "--format", "json"]);
     assert_eq!(pinned.code, Some(1));
     s.bind(|| insta::assert_snapshot!("catalog_remove_pinned", pinned.stdout));

@@ -13,6 +13,7 @@ mod check;
 mod common;
 mod conformance;
 mod corpus;
+mod curate;
 mod dashboard;
 mod export;
 mod import;

@@ -102,6 +102,12 @@ fn read_routes_answer_from_the_verified_catalog() {
         "/api/openapi.json",
         "/api/playbooks/import",
         "/api/skills/install",
+        "/api/curator",
+        "/api/curator/run",
+        "/api/curator/pin",
+        "/api/curator/unpin",
+        "/api/curator/restore",
+        "/api/curator/archived",
     ] {
         assert!(api["paths"].get(route).is_some(), "openapi lacks {route}");
     }
@@ -309,18 +315,76 @@ fn install_and_delete_archive_never_delete() {
     let again = s.call("DELETE", "/api/skills/runbooks", &[("authorization", &bearer)], None);
     assert_eq!(again.code(), "not_found");
 
-    // A pinned skill is refused.
-    std::fs::create_dir_all(p.path().join(".skillc/curator")).unwrap();
-    std::fs::write(
-        p.path().join(".skillc/curator/state.json"),
-        r#"{"schema_version": 1, "skills": {"todo": {"pinned": true}}}"#,
-    )
-    .unwrap();
+    // A pinned skill is refused (pinned through the curator's route).
+    let pin = s.owner_post("/api/curator/pin", &json!({"skill": "todo"}));
+    assert_eq!(pin.status, 200, "{}", String::from_utf8_lossy(&pin.body));
+    assert_eq!(s.get("/api/skills/todo").json()["curator"]["pinned"], true);
     let pinned = s.call("DELETE", "/api/skills/todo", &[("authorization", &bearer)], None);
     assert_eq!((pinned.status, pinned.code().as_str()), (409, "pinned"));
     assert!(p.path().join("skills/todo/SKILL.md").is_file());
     let traversal = s.call("DELETE", "/api/skills/..%2Ftodo", &[("authorization", &bearer)], None);
     assert_eq!(traversal.code(), "invalid_name");
+}
+
+#[test]
+fn curator_routes_and_recorded_loads() {
+    let p = project();
+    let cfg = std::fs::read_to_string(p.path().join("pipeline.toml")).unwrap();
+    std::fs::write(
+        p.path().join("pipeline.toml"),
+        cfg.replace("record_loads = false", "record_loads = true"),
+    )
+    .unwrap();
+    let s = Server::start(p.path(), &[]);
+    assert_eq!(s.get("/api/curator").code(), "unauthorized");
+    let bearer = format!("Bearer {}", s.token());
+    let status = s.call("GET", "/api/curator", &[("authorization", &bearer)], None);
+    assert_eq!(status.status, 200, "{}", String::from_utf8_lossy(&status.body));
+    assert_eq!(status.json()["schema"], "skillc.curate.status/1");
+    let dry = s.owner_post("/api/curator/run", &json!({}));
+    assert_eq!(dry.status, 200, "{}", String::from_utf8_lossy(&dry.body));
+    assert_eq!(dry.json()["dry_run"], true);
+
+    // Archive through the API, list it, restore it from the recorded path.
+    let before = crate::common::tree(&p.path().join("skills/todo"));
+    let d = s.call("DELETE", "/api/skills/todo", &[("authorization", &bearer)], None);
+    assert_eq!(d.status, 200, "{}", String::from_utf8_lossy(&d.body));
+    let listed = s
+        .call("GET", "/api/curator/archived", &[("authorization", &bearer)], None)
+        .json();
+    assert!(listed.to_string().contains("todo"), "{listed}");
+    let r = s.owner_post("/api/curator/restore", &json!({"skill": "todo"}));
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(crate::common::tree(&p.path().join("skills/todo")), before);
+    assert_eq!(
+        s.owner_post("/api/curator/unpin", &json!({"skill": "../x"})).code(),
+        "invalid_name"
+    );
+
+    // A playbook read records `skill.loaded` (record_loads = true), with the session given.
+    assert_eq!(s.get("/api/skills/todo/playbook?session=agent-7").status, 200);
+    assert_eq!(
+        s.get("/api/skills/todo/playbook?session=bad%20id").code(),
+        "invalid_session"
+    );
+    let log = std::fs::read_to_string(p.path().join(".skillc/events.jsonl")).unwrap();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("\"skill.loaded\"") && l.contains("\"todo\"") && l.contains("agent-7")),
+        "{log}"
+    );
+    // Imports through the API are recorded as `imported` (never touched by the curator).
+    let files = json!({"files": [{"name": "n.md", "content": playbook("from-api", "Hi.")}]});
+    assert_eq!(
+        s.owner_post("/api/playbooks/import", &files).json()["files"][0]["status"],
+        "imported"
+    );
+    let log = std::fs::read_to_string(p.path().join(".skillc/events.jsonl")).unwrap();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("skill.created") && l.contains("from-api") && l.contains("imported")),
+        "{log}"
+    );
 }
 
 #[test]
