@@ -92,10 +92,13 @@ pub(crate) fn update(args: &UpdateArgs, out: &mut Printer) -> anyhow::Result<Sta
     let names: Vec<String> = args.name.iter().cloned().collect();
     let now = jiff::Timestamp::now();
     let root = p.root.clone();
-    let mut archive = |skills_root: &std::path::Path, dir: &std::path::Path, name: &str| {
-        sp::archive_folder(&root, skills_root, dir, name, now)
-            .map(|a| (a.archived_to.clone(), root.join(&a.archived_to)))
-            .map_err(|e| e.to_string())
+    // The curator's archive: recorded in its state, so `skillc curate restore` brings the
+    // replaced copy back (once the name is free); a pinned skill is not replaced.
+    let curate_project = p.curate.clone();
+    let mut archive = |_: &std::path::Path, _: &std::path::Path, name: &str| {
+        let report = crate::curate::archive(&curate_project, name, now).map_err(|e| e.to_string())?;
+        let shown = report.archive_path.unwrap_or_default();
+        Ok((shown.clone(), root.join(&shown)))
     };
     let outcomes = update::update(&names, &options, args.force, &mut archive)?;
     let failed = outcomes

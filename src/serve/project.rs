@@ -166,46 +166,6 @@ pub fn shown(root: &Path, path: &Path) -> String {
         .replace('\\', "/")
 }
 
-/// Moves a skill folder into its archive root as `<name>-<UTC time>` (`-2`, `-3`, … when
-/// taken; nothing in the archive is ever replaced).
-///
-/// # Errors
-/// [`RemoveError::Io`] when the archive folder cannot be made or the move fails.
-pub fn archive_folder(
-    root: &Path,
-    skills_root: &Path,
-    dir: &Path,
-    name: &str,
-    now: jiff::Timestamp,
-) -> Result<Archived, RemoveError> {
-    let archive = archive_root(skills_root);
-    let stamp = curate::store::compact(now);
-    let io = |to: &Path, e: std::io::Error| RemoveError::Io {
-        from: dir.display().to_string(),
-        to: to.display().to_string(),
-        message: e.to_string(),
-    };
-    std::fs::create_dir_all(&archive).map_err(|e| io(&archive, e))?;
-    let mut n = 1;
-    loop {
-        let to = if n == 1 {
-            archive.join(format!("{name}-{stamp}"))
-        } else {
-            archive.join(format!("{name}-{stamp}-{n}"))
-        };
-        if to.symlink_metadata().is_ok() {
-            n += 1;
-            continue;
-        }
-        std::fs::rename(dir, &to).map_err(|e| io(&to, e))?;
-        return Ok(Archived {
-            name: name.to_owned(),
-            from: shown(root, dir),
-            archived_to: shown(root, &to),
-        });
-    }
-}
-
 /// `skillc remove NAME` / `DELETE /api/skills/{name}`: the curator's archive of a skill
 /// (recorded in its state, restorable), refusing a pinned one.
 ///
