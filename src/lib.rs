@@ -19,6 +19,7 @@ mod emit;
 mod events;
 mod export;
 mod extract;
+mod fix;
 mod generate;
 mod import;
 mod migrate;
@@ -29,6 +30,7 @@ mod scan;
 mod serve;
 mod sign;
 mod skill;
+mod suppress;
 mod translate;
 mod util;
 mod verify;
@@ -62,6 +64,7 @@ pub use build::session::{BuildError, Event as BuildEvent, Options as BuildOption
 
 // Text-level entry points: one SKILL.md in, a value and its diagnostics out.
 pub use export::{Exported, restore_skill_md, standard_skill_md};
+pub use fix::{Fixed, Options as FixOptions, Target as FixTarget, fix_skill_md};
 pub use migrate::{
     FieldReport, FieldStatus, FromFormat, Migration, Outcome as MigrationOutcome, Vendor, migrate, vendor_formats,
 };

@@ -113,3 +113,32 @@ pub(crate) fn vocabulary_source(project: &Project, flag: Option<&Path>) -> anyho
         None => Ok((vocab::DEFAULT_PATH.to_owned(), vocab::DEFAULT_TEXT.to_owned())),
     }
 }
+
+/// The skills that changed files belong to (`--files`, as pre-commit passes file names): for
+/// each path, the nearest folder upwards holding a `SKILL.md` (or `skill.md`), not above the
+/// current folder; each once, in the order first met. Files outside every skill are dropped.
+pub(crate) fn owning_skills(files: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for f in files {
+        let start = if f.is_dir() {
+            f.as_path()
+        } else {
+            f.parent().unwrap_or(Path::new(""))
+        };
+        let found = start.ancestors().find(|d| {
+            let d = if d.as_os_str().is_empty() { Path::new(".") } else { d };
+            d.join("SKILL.md").is_file() || d.join("skill.md").is_file()
+        });
+        if let Some(d) = found {
+            let d = if d.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                d.to_path_buf()
+            };
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+    }
+    out
+}
