@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod db;
 pub mod diag;
+pub mod embed;
 pub mod emit;
 pub mod export;
 pub mod extract;
