@@ -110,6 +110,7 @@ fn the_embedder_interface() {
     let e: &dyn Embedder = model;
     let id = e.id();
     assert!(id.starts_with("local:all-MiniLM-L6-v2@") && id.ends_with("/1"), "{id}");
+    assert_eq!(LocalModel::id_of(model.dir()).unwrap(), id);
     assert_eq!(e.embed_batch(&[]).unwrap(), Vec::<Vec<f32>>::new());
     let v = e
         .embed_batch(&["deploy to staging", "deploy to staging", "merge PDFs"])

@@ -188,29 +188,62 @@ fn digest(files: &[(&str, Option<&[u8]>)]) -> String {
     crate::generate::hex(&h.finalize()[..6])
 }
 
+/// The bytes of a model folder's files.
+struct Files {
+    config: Vec<u8>,
+    tokenizer: Vec<u8>,
+    weights: Vec<u8>,
+    pooling: Option<Vec<u8>>,
+    sentence: Option<Vec<u8>>,
+}
+
+impl Files {
+    fn read(dir: &Path) -> Result<Files, LocalModelError> {
+        Ok(Files {
+            config: read(dir.join(CONFIG))?,
+            pooling: read_optional(dir.join(POOLING))?,
+            sentence: read_optional(dir.join(SENTENCE))?,
+            tokenizer: read(dir.join(TOKENIZER))?,
+            weights: read(dir.join(WEIGHTS))?,
+        })
+    }
+
+    /// The model's id (see [`LocalModel::id`]).
+    fn id(&self, dir: &Path) -> String {
+        let digest = digest(&[
+            (CONFIG, Some(&self.config)),
+            (TOKENIZER, Some(&self.tokenizer)),
+            (WEIGHTS, Some(&self.weights)),
+            (POOLING, self.pooling.as_deref()),
+            (SENTENCE, self.sentence.as_deref()),
+        ]);
+        let name = dir
+            .file_name()
+            .map_or_else(|| "model".to_owned(), |n| n.to_string_lossy().into_owned());
+        format!("local:{name}@{digest}/{RECIPE}")
+    }
+}
+
 impl LocalModel {
     /// Loads the model in folder `dir` (the sentence-transformers layout, see the module doc).
-    /// Reads every file whole (no memory map); about 0.1 s for all-MiniLM-L6-v2.
+    /// Reads every file whole (no memory map); about 0.2 s for all-MiniLM-L6-v2.
     ///
     /// # Errors
     /// [`LocalModelError::Read`] when a required file is missing or unreadable,
     /// [`LocalModelError::Invalid`] when one is not what a BERT sentence encoder has.
     pub fn load(dir: &Path) -> Result<LocalModel, LocalModelError> {
-        let config_bytes = read(dir.join(CONFIG))?;
-        let config: Config = serde_json::from_slice(&config_bytes).map_err(|e| invalid(&dir.join(CONFIG), e))?;
+        let files = Files::read(dir)?;
+        let id = files.id(dir);
+        let config: Config = serde_json::from_slice(&files.config).map_err(|e| invalid(&dir.join(CONFIG), e))?;
         if let Some(t) = config.model_type.as_deref().filter(|t| *t != "bert") {
             return Err(invalid(
                 &dir.join(CONFIG),
                 format!("model_type `{t}` is not supported; a BERT encoder (`bert`) is"),
             ));
         }
-        let pooling_bytes = read_optional(dir.join(POOLING))?;
-        let sentence_bytes = read_optional(dir.join(SENTENCE))?;
-        let pooling = pooling(dir, pooling_bytes.as_deref())?;
-        let max_tokens = max_tokens(dir, sentence_bytes.as_deref(), &config)?;
-
-        let tokenizer_bytes = read(dir.join(TOKENIZER))?;
-        let mut tokenizer = Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| invalid(&dir.join(TOKENIZER), e))?;
+        let pooling = pooling(dir, files.pooling.as_deref())?;
+        let max_tokens = max_tokens(dir, files.sentence.as_deref(), &config)?;
+        let mut tokenizer = Tokenizer::from_bytes(&files.tokenizer).map_err(|e| invalid(&dir.join(TOKENIZER), e))?;
         tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(TruncationParams {
@@ -218,16 +251,7 @@ impl LocalModel {
                 ..TruncationParams::default()
             }))
             .map_err(|e| invalid(&dir.join(TOKENIZER), e))?;
-
-        let weights = read(dir.join(WEIGHTS))?;
-        let digest = digest(&[
-            (CONFIG, Some(&config_bytes)),
-            (TOKENIZER, Some(&tokenizer_bytes)),
-            (WEIGHTS, Some(&weights)),
-            (POOLING, pooling_bytes.as_deref()),
-            (SENTENCE, sentence_bytes.as_deref()),
-        ]);
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
+        let vb = VarBuilder::from_buffered_safetensors(files.weights, DType::F32, &Device::Cpu)
             .map_err(|e| invalid(&dir.join(WEIGHTS), e))?;
         let model = BertModel::load(vb, &config).map_err(|e| {
             invalid(
@@ -235,18 +259,25 @@ impl LocalModel {
                 format!("{e} (are these the weights of the BERT model that config.json describes?)"),
             )
         })?;
-        let name = dir
-            .file_name()
-            .map_or_else(|| "model".to_owned(), |n| n.to_string_lossy().into_owned());
         Ok(LocalModel {
             dir: dir.to_owned(),
-            id: format!("local:{name}@{digest}/{RECIPE}"),
+            id,
             model,
             tokenizer,
             pooling,
             max_tokens,
             dims: config.hidden_size,
         })
+    }
+
+    /// The id that [`LocalModel::load`] would give the model in `dir`, without building the
+    /// model (reads and hashes its files: what a reader of a catalog checks the catalog's
+    /// vectors against before it loads anything).
+    ///
+    /// # Errors
+    /// [`LocalModelError::Read`] when a file is missing or unreadable.
+    pub fn id_of(dir: &Path) -> Result<String, LocalModelError> {
+        Ok(Files::read(dir)?.id(dir))
     }
 
     /// `local:<folder name>@<digest of the model files>/<recipe>`, e.g.
@@ -349,9 +380,13 @@ impl Embedder for LocalModel {
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        self.embed(texts).map_err(|e| EmbedError::Unavailable {
+        // `embed` fails only when the tokenizer or the encoder does: the model answered badly.
+        self.embed(texts).map_err(|e| EmbedError::BadAnswer {
             url: self.dir.display().to_string(),
-            message: e.to_string(),
+            message: match e {
+                LocalModelError::Run { message, .. } => format!("the model failed: {message}"),
+                other => other.to_string(),
+            },
         })
     }
 }
