@@ -143,6 +143,17 @@ fn median_ms(mut v: Vec<f64>) -> (f64, f64, f64) {
     (at(0.5), at(0.0), at(0.9))
 }
 
+/// CPU seconds this process has used, all threads (Linux: `/proc/self/stat`, 100 Hz ticks).
+/// On a machine shared with other work, wall times stretch; CPU time does much less.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces) in parentheses.
+    let rest = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
+    Some((ticks(11)? + ticks(12)?) / 100.0)
+}
+
 fn turn_latency(model: &LocalModel, runs: usize) -> Result<(), String> {
     let turns = [
         "deploy the app to staging",
@@ -153,6 +164,7 @@ fn turn_latency(model: &LocalModel, runs: usize) -> Result<(), String> {
     ];
     let mut times = Vec::new();
     model.embed(&turns).map_err(|e| e.to_string())?; // warm-up
+    let cpu0 = cpu_seconds();
     for _ in 0..runs {
         for t in turns {
             let t0 = Instant::now();
@@ -160,6 +172,7 @@ fn turn_latency(model: &LocalModel, runs: usize) -> Result<(), String> {
             times.push(t0.elapsed().as_secs_f64() * 1e3);
         }
     }
+    let cpu = cpu_seconds().zip(cpu0).map(|(b, a)| (b - a) * 1e3 / times.len() as f64);
     let (med, min, p90) = median_ms(times);
     let tokens: Vec<usize> = turns
         .iter()
@@ -167,9 +180,10 @@ fn turn_latency(model: &LocalModel, runs: usize) -> Result<(), String> {
         .collect::<Result<_, _>>()
         .map_err(|e| e.to_string())?;
     println!(
-        "| one short turn ({}–{} tokens), {runs} × 5 | {med:.2} ms | {min:.2} ms | p90 {p90:.2} ms |",
+        "| one short turn ({}–{} tokens), {runs} × 5 | {med:.2} ms | {min:.2} ms | p90 {p90:.2} ms, CPU {:.2} ms/turn |",
         tokens.iter().min().unwrap_or(&0),
-        tokens.iter().max().unwrap_or(&0)
+        tokens.iter().max().unwrap_or(&0),
+        cpu.unwrap_or(f64::NAN)
     );
     Ok(())
 }
@@ -246,11 +260,12 @@ fn run() -> Result<(), String> {
     let docs = plain_documents(&out)?;
     let texts: Vec<&str> = docs.iter().map(|d| d.1.as_str()).collect();
     let tokens: usize = texts.iter().map(|t| model.tokenize(t).map_or(0, |v| v.len())).sum();
-    let t0 = Instant::now();
+    let (t0, cpu0) = (Instant::now(), cpu_seconds());
     let vectors = model.embed(&texts).map_err(|e| e.to_string())?;
     let secs = t0.elapsed().as_secs_f64();
+    let cpu = cpu_seconds().zip(cpu0).map_or(f64::NAN, |(b, a)| b - a);
     println!(
-        "| {} plain documents in one batch ({tokens} tokens, mean {:.0}) | {secs:.1} s | | {:.0} docs/s, {:.0} tokens/s |",
+        "| {} plain documents in one batch ({tokens} tokens, mean {:.0}) | {secs:.1} s | | {:.0} docs/s, {:.0} tokens/s; CPU {cpu:.1} s |",
         docs.len(),
         tokens as f64 / docs.len().max(1) as f64,
         docs.len() as f64 / secs,
