@@ -208,8 +208,15 @@ impl Files {
         })
     }
 
-    /// The model's id (see [`LocalModel::id`]).
-    fn id(&self, dir: &Path) -> String {
+    /// The model's id (see [`LocalModel::id`]). The name comes from the architecture, never
+    /// from the folder: the same model in another folder has the same id.
+    fn id(&self) -> String {
+        #[derive(serde::Deserialize)]
+        struct Shape {
+            model_type: Option<String>,
+            num_hidden_layers: Option<usize>,
+            hidden_size: Option<usize>,
+        }
         let digest = digest(&[
             (CONFIG, Some(&self.config)),
             (TOKENIZER, Some(&self.tokenizer)),
@@ -217,9 +224,14 @@ impl Files {
             (POOLING, self.pooling.as_deref()),
             (SENTENCE, self.sentence.as_deref()),
         ]);
-        let name = dir
-            .file_name()
-            .map_or_else(|| "model".to_owned(), |n| n.to_string_lossy().into_owned());
+        let name = match serde_json::from_slice::<Shape>(&self.config) {
+            Ok(Shape {
+                model_type,
+                num_hidden_layers: Some(layers),
+                hidden_size: Some(hidden),
+            }) => format!("{}-{layers}x{hidden}", model_type.as_deref().unwrap_or("bert")),
+            _ => "model".to_owned(),
+        };
         format!("local:{name}@{digest}/{RECIPE}")
     }
 }
@@ -233,7 +245,7 @@ impl LocalModel {
     /// [`LocalModelError::Invalid`] when one is not what a BERT sentence encoder has.
     pub fn load(dir: &Path) -> Result<LocalModel, LocalModelError> {
         let files = Files::read(dir)?;
-        let id = files.id(dir);
+        let id = files.id();
         let config: Config = serde_json::from_slice(&files.config).map_err(|e| invalid(&dir.join(CONFIG), e))?;
         if let Some(t) = config.model_type.as_deref().filter(|t| *t != "bert") {
             return Err(invalid(
@@ -277,12 +289,12 @@ impl LocalModel {
     /// # Errors
     /// [`LocalModelError::Read`] when a file is missing or unreadable.
     pub fn id_of(dir: &Path) -> Result<String, LocalModelError> {
-        Ok(Files::read(dir)?.id(dir))
+        Ok(Files::read(dir)?.id())
     }
 
-    /// `local:<folder name>@<digest of the model files>/<recipe>`, e.g.
-    /// `local:all-MiniLM-L6-v2@1a2b3c4d5e6f/1`: another model, another file, or another recipe
-    /// is another id.
+    /// `local:<model type>-<layers>x<hidden size>@<digest of the model files>/<recipe>`, e.g.
+    /// `local:bert-6x384@6b86afc7a574/1` for all-MiniLM-L6-v2: another model, another file or
+    /// another recipe is another id; another folder holding the same files is not.
     pub fn id(&self) -> &str {
         &self.id
     }

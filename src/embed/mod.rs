@@ -37,7 +37,7 @@ pub enum EmbedError {
 /// (pooling, prefixes, truncation), versioned: any change that changes a vector changes the
 /// id, since thresholds and caches are keyed by it.
 pub trait Embedder: Send + Sync {
-    /// `openai:<model>`, `local:all-MiniLM-L6-v2@<digest>/1`, …
+    /// `openai:<model>`, `local:bert-6x384@<digest>/1`, …
     fn id(&self) -> String;
     /// Embeds texts (skill documents at build time, one turn at query time).
     ///
