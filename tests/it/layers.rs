@@ -34,8 +34,10 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
     ("rules", Core, &["diag", "model"]),
     // The salsa database and its inputs.
     ("db", Core, &["model"]),
+    // What `skillc check` does not report (`[check]` of pipeline.toml): globs over paths.
+    ("suppress", Core, &[]),
     // Stages: pure functions and tracked queries over the inputs.
-    ("config", Core, &["diag", "model", "rules"]),
+    ("config", Core, &["diag", "model", "rules", "suppress"]),
     ("vocab", Core, &["db", "diag", "model", "rules"]),
     ("skill", Core, &["db", "diag", "model", "rules"]),
     ("extract", Core, &["db", "diag", "model", "rules", "skill"]),
@@ -43,6 +45,8 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
     ("route", Core, &["model", "vocab"]),
     ("migrate", Core, &["diag", "model", "rules", "skill"]),
     ("export", Core, &["diag", "model", "rules", "skill", "util"]),
+    // `check --fix`: safe edits of SKILL.md through the frontmatter writer (skill::writer).
+    ("fix", Core, &["diag", "model", "rules", "skill"]),
     (
         "translate",
         Core,
@@ -221,6 +225,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "events",
             "export",
             "extract",
+            "fix",
             "import",
             "menu",
             "messages",
@@ -231,6 +236,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "serve",
             "sign",
             "skill",
+            "suppress",
             "translate",
             "util",
             "verify",
