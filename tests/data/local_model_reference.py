@@ -7,10 +7,11 @@ output, tests/data/local_model_reference.json, is committed, so CI needs no torc
 Debian 12's python3-torch 1.13.1 and, in a venv with --system-site-packages,
 sentence-transformers 2.7.0, transformers 4.40.2, numpy<2:
 
-    apt-get install python3-torch
-    python3 -m venv --system-site-packages /tmp/st && /tmp/st/bin/pip install \
+    apt-get install python3-torch python3-venv
+    VENV=$(mktemp -d)  # Debian's own python3, which has torch:
+    /usr/bin/python3 -m venv --system-site-packages "$VENV" && "$VENV/bin/pip" install \
         sentence-transformers==2.7.0 transformers==4.40.2 'numpy<2'
-    HF_HUB_OFFLINE=1 /tmp/st/bin/python tests/data/local_model_reference.py MODEL_DIR \
+    HF_HUB_OFFLINE=1 "$VENV/bin/python" tests/data/local_model_reference.py MODEL_DIR \
         > tests/data/local_model_reference.json
 
 MODEL_DIR: the model folder (see benches/model_weights.sh, which extracts it).
