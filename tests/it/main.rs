@@ -22,6 +22,8 @@ mod fix;
 mod import;
 mod incremental;
 mod layers;
+#[cfg(feature = "local-model")]
+mod local_model;
 mod migrate;
 mod plan;
 mod scan;
