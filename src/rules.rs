@@ -152,6 +152,7 @@ rules! {
     IM007 "import-missing-scripts" Warning "A lone SKILL.md runs scripts that were not imported with it.";
     IM008 "import-tier-reset" Note "An imported skill's GAIA security tier claim was reset to experimental.";
     IM009 "import-lock-drift" Error "`import --locked`: a source's content no longer matches skillc.lock.";
+    IM010 "update-local-edits" Error "`skillc update` refuses to replace a skill edited since it was imported (without --force).";
     IM011 "lock-invalid" Error "`skillc.lock` is not valid TOML, has an unknown key or version, or lists a skill twice.";
     IM012 "import-source-missing" Error "An import source's repository, ref or URL does not exist (or the server refused it, HTTP 4xx).";
     // The scan rules: severities info…critical.

@@ -75,6 +75,8 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "vocab",
         ],
     ),
+    // The dense embedders' interface (texts → unit vectors), used by the menu.
+    ("embed", Core, &[]),
     // The menu index and selection (RUNTIME.md §1): a stage like the others.
     (
         "menu",
@@ -155,12 +157,26 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
         ],
     ),
     ("watch", Io, &["model"]),
-    // Reading a verified out/ (list, info, search, serve) and the menu over it.
+    // The local sentence-embedding model (feature `local-model`): reads a model folder.
+    ("embed::local", Io, &["embed", "util"]),
+    // Reading a verified out/ (list, info, search, serve) and the menu over it: the files as
+    // `emit::write` lists them, each retained SKILL.md's frontmatter as `skill` reads it.
     (
         "catalog",
         Io,
         &[
-            "diag", "emit", "export", "generate", "menu", "messages", "model", "sign", "util", "verify",
+            "diag",
+            "emit",
+            "emit::write",
+            "export",
+            "generate",
+            "menu",
+            "messages",
+            "model",
+            "sign",
+            "skill",
+            "util",
+            "verify",
         ],
     ),
     // The curator: its selection is pure, the rest moves folders and calls a model.
