@@ -76,6 +76,10 @@ pub struct Config {
     /// `[scan] baseline`: the scan baseline file, relative to the root (default
     /// `skillc-scan-baseline.json` when it exists).
     pub scan_baseline: Option<PathBuf>,
+    /// `[verify] keys`: the public key files `skillc verify` accepts a catalog from, relative
+    /// to the root (the consumer's pinned signers; several during a key rotation). Empty: no
+    /// key is configured (verify falls back to trust on first use).
+    pub verify_keys: Vec<PathBuf>,
 }
 
 impl Default for Config {
@@ -97,6 +101,7 @@ impl Default for Config {
             import_timeout_seconds: DEFAULT_IMPORT_TIMEOUT_SECONDS,
             check: crate::suppress::CheckConfig::default(),
             scan_baseline: None,
+            verify_keys: Vec::new(),
         }
     }
 }
@@ -111,6 +116,7 @@ struct File {
     limits: Option<LimitsSection>,
     import: Option<ImportSection>,
     check: Option<CheckSection>,
+    verify: Option<VerifySection>,
     /// `[curator]`: parsed with its own diagnostics by `curate::config::parse`.
     #[serde(rename = "curator")]
     _curator: Option<serde::de::IgnoredAny>,
@@ -128,6 +134,12 @@ struct CheckSection {
 struct OverrideSection {
     paths: Vec<toml::Spanned<String>>,
     ignore: Vec<toml::Spanned<String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct VerifySection {
+    keys: Option<Vec<toml::Spanned<String>>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -324,6 +336,18 @@ pub fn parse(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
     if let Some(i) = parsed.import {
         import_section(i, &src, &mut cfg, &mut diags);
     }
+    for k in parsed.verify.and_then(|v| v.keys).unwrap_or_default() {
+        if k.get_ref().trim().is_empty() {
+            diags.push(Diagnostic::new(
+                &rules::CF001,
+                file,
+                src.span(k.span()),
+                "a `[verify] keys` entry is the path of a public key file (`skillc.pub`)",
+            ));
+        } else {
+            cfg.verify_keys.push(PathBuf::from(k.into_inner()));
+        }
+    }
     (cfg, diags)
 }
 
@@ -467,6 +491,21 @@ mod tests {
         assert_eq!((d[0].rule.code, d[0].span.start.line), ("CF001", 2));
         assert_eq!(cfg.import_max_age_days, 7);
         let (_, d) = parse("p", "[import]\nmax_age = 3\n");
+        assert_eq!(d[0].rule.code, "CF002");
+    }
+
+    /// Issue 18, item 1: `[verify] keys`, the consumer's pinned signers.
+    #[test]
+    fn verify_keys() {
+        let (cfg, d) = parse("p", "[verify]\nkeys = [\"keys/2027.pub\", \"keys/2026.pub\"]\n");
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(
+            cfg.verify_keys,
+            [PathBuf::from("keys/2027.pub"), PathBuf::from("keys/2026.pub")]
+        );
+        let (_, d) = parse("p", "[verify]\nkeys = [\"\"]\n");
+        assert_eq!((d[0].rule.code, d[0].span.start.line), ("CF001", 2));
+        let (_, d) = parse("p", "[verify]\nkey = \"x\"\n");
         assert_eq!(d[0].rule.code, "CF002");
     }
 

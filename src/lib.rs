@@ -33,6 +33,7 @@ mod sign;
 mod skill;
 mod suppress;
 mod translate;
+mod trust;
 mod util;
 mod verify;
 mod vocab;

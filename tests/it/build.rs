@@ -600,7 +600,20 @@ fn skipped_levels_are_recorded_and_refused_in_production() {
     assert_eq!(report["admission"]["levels"]["L5"], "skipped");
     assert_eq!(report["admission"]["levels"]["L3"], "run");
     assert_eq!(p.verify().code, Some(0));
-    let prod = p.run(&["verify", "out", "--state", "verify-state.json", "--production"], &[]);
+    // The consumer's copy of the release key: `--production` wants the key given explicitly.
+    std::fs::copy(p.out().join("skillc.pub"), p.path().join("release.pub")).expect("copy");
+    let prod = p.run(
+        &[
+            "verify",
+            "out",
+            "--state",
+            "verify-state.json",
+            "--production",
+            "--key",
+            "release.pub",
+        ],
+        &[],
+    );
     assert_eq!(prod.code, Some(1));
     assert!(
         prod.stdout

@@ -30,6 +30,7 @@ mod local_model;
 mod migrate;
 mod names;
 mod parser_edges;
+mod pinning;
 mod plan;
 mod scan;
 mod serve;
