@@ -14,65 +14,8 @@
 //! rule's findings span several severities (a `curl … | sh` from a vendor's host is `low`,
 //! from a paste site `critical`). [`RuleSeverity`] says which scale a rule is on.
 
-use std::fmt;
-
-use crate::config::FindingSeverity;
-use crate::diag::Severity;
-
-/// A rule's default severity, on the scale of what it reports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RuleSeverity {
-    /// A diagnostic rule (`SK001`, `SC000`, …): the severity of its diagnostics in the
-    /// default mode (some change under `--strict`).
-    Diagnostic(Severity),
-    /// A scan rule (`SC001`…): the severity of a finding before context lowers or evidence
-    /// raises it.
-    Finding(FindingSeverity),
-}
-
-impl fmt::Display for RuleSeverity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // Both inner impls `pad`, so `{:<8}` in `skillc explain` aligns either scale.
-        match self {
-            RuleSeverity::Diagnostic(s) => s.fmt(f),
-            RuleSeverity::Finding(s) => s.fmt(f),
-        }
-    }
-}
-
-/// A rule: a diagnostic rule or a scan rule (see [`RuleSeverity`]).
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct Rule {
-    /// Stable code, e.g. `SK001`.
-    pub code: &'static str,
-    /// Short kebab-case name, e.g. `missing-skill-md`.
-    pub name: &'static str,
-    /// The default severity, on the rule's scale.
-    pub severity: RuleSeverity,
-    /// One line: what the rule checks.
-    pub summary: &'static str,
-    /// The Markdown text printed by `skillc explain`.
-    pub explanation: &'static str,
-}
-
-impl Rule {
-    /// The severity of a diagnostic of this rule before `--strict` or a stage changes it. A
-    /// scan rule reported as a diagnostic is an error (as `SC000` is).
-    pub fn diagnostic_severity(&self) -> Severity {
-        match self.severity {
-            RuleSeverity::Diagnostic(s) => s,
-            RuleSeverity::Finding(_) => Severity::Error,
-        }
-    }
-
-    /// The base severity of a scan rule's findings; `None` for a diagnostic rule.
-    pub fn finding_severity(&self) -> Option<FindingSeverity> {
-        match self.severity {
-            RuleSeverity::Finding(s) => Some(s),
-            RuleSeverity::Diagnostic(_) => None,
-        }
-    }
-}
+use crate::diag::{Rule, RuleSeverity, Severity};
+use crate::model::FindingSeverity;
 
 /// The [`RuleSeverity`] a severity word of the table stands for.
 macro_rules! rule_severity {
@@ -279,5 +222,30 @@ mod tests {
         assert!(!codes.contains(&"SC000"), "SC000 is the build's diagnostic");
         assert_eq!(SC000.diagnostic_severity(), Severity::Error);
         assert_eq!(SC011.finding_severity(), Some(FindingSeverity::High));
+    }
+
+    /// Every `docs/rules/*.md` is a registered code, and every explanation says more than a
+    /// line.
+    #[test]
+    fn rule_docs_match_the_registry() {
+        let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules");
+        let mut on_disk: Vec<String> = std::fs::read_dir(&docs)
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .map(|e| e.file_name().to_string_lossy().trim_end_matches(".md").to_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        on_disk.sort();
+        let mut registered: Vec<&str> = ALL.iter().map(|r| r.code).collect();
+        registered.sort();
+        assert_eq!(on_disk, registered, "docs/rules/*.md and the registry disagree");
+        for r in ALL {
+            assert!(
+                r.explanation.lines().count() >= 5,
+                "{} needs a real explanation",
+                r.code
+            );
+        }
     }
 }

@@ -10,11 +10,11 @@ use serde_json::json;
 
 use super::check::load_skills;
 use super::{Printer, Status, project};
-use crate::config::FindingSeverity;
 use crate::diag;
+use crate::model::FindingSeverity;
+use crate::model::Mode;
 use crate::scan::unicode::{escape_invisible, escape_name};
 use crate::scan::{self, Finding, ScanReport};
-use crate::skill::validate::Mode;
 
 /// Output formats of `skillc scan`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -26,8 +26,9 @@
 //!
 //! [`VENDOR_HOSTS`]: crate::scan::lexicon::VENDOR_HOSTS
 
-use crate::config::FindingSeverity;
-use crate::rules::{self, Rule};
+use crate::diag::Rule;
+use crate::model::FindingSeverity;
+use crate::rules;
 use crate::scan::lexicon::DESCRIPTIVE_WORDS;
 use crate::scan::lines::{Kind, Line};
 use crate::scan::{Finding, SkillContext};

@@ -24,53 +24,11 @@ pub(crate) mod sinks;
 pub mod unicode;
 pub(crate) mod url;
 
-use std::fmt;
-
 use serde::Serialize;
 
-use crate::config::FindingSeverity;
-use crate::db::{Contents, Limits, Settings, SkillSource};
-use crate::rules::Rule;
-
-impl FindingSeverity {
-    /// Every severity, lowest first.
-    pub const ALL: [FindingSeverity; 5] = [
-        FindingSeverity::Info,
-        FindingSeverity::Low,
-        FindingSeverity::Medium,
-        FindingSeverity::High,
-        FindingSeverity::Critical,
-    ];
-
-    /// `info`, `low`, `medium`, `high` or `critical`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FindingSeverity::Info => "info",
-            FindingSeverity::Low => "low",
-            FindingSeverity::Medium => "medium",
-            FindingSeverity::High => "high",
-            FindingSeverity::Critical => "critical",
-        }
-    }
-
-    /// `steps` levels lower, never below `info`.
-    pub fn lowered(self, steps: usize) -> FindingSeverity {
-        let i = FindingSeverity::ALL.iter().position(|s| *s == self).unwrap_or(0);
-        FindingSeverity::ALL[i.saturating_sub(steps)]
-    }
-}
-
-impl fmt::Display for FindingSeverity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.as_str())
-    }
-}
-
-impl Serialize for FindingSeverity {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+use crate::db::{Contents, Settings, SkillSource};
+use crate::diag::Rule;
+use crate::model::{FindingSeverity, Limits};
 
 /// One security finding.
 ///

@@ -9,8 +9,9 @@
 //! invisible characters are reported once per run; at most [`MAX_PER_FILE`] findings per
 //! rule and file, then one summary.
 
-use crate::config::FindingSeverity;
-use crate::rules::{self, Rule};
+use crate::diag::Rule;
+use crate::model::FindingSeverity;
+use crate::rules;
 use crate::scan::Finding;
 
 /// Most findings of one Unicode rule reported per file; the rest are summarised.

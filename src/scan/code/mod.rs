@@ -25,8 +25,8 @@ pub(crate) mod value;
 
 use std::cell::RefCell;
 
-use crate::config::FindingSeverity;
-use crate::rules::Rule;
+use crate::diag::Rule;
+use crate::model::FindingSeverity;
 use crate::scan::code::facts::{Ev, Facts, Lang};
 use crate::scan::code::value::show;
 use crate::scan::rules;

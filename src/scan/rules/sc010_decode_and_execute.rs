@@ -7,7 +7,7 @@
 
 use base64::Engine as _;
 
-use crate::config::FindingSeverity;
+use crate::model::FindingSeverity;
 use crate::rules;
 use crate::scan::context::Hit;
 use crate::scan::lexicon::{BENIGN_EVALS, DECODE, EVAL, find_word};

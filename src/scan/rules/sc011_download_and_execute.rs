@@ -5,7 +5,7 @@
 //!
 //! Fixtures: `download-and-run`, `glot-zip-installer`, `fp-vendor-installer`.
 
-use crate::config::FindingSeverity;
+use crate::model::FindingSeverity;
 use crate::rules;
 use crate::scan::context::Hit;
 use crate::scan::lexicon::{FETCH, find_word};

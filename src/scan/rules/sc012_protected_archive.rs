@@ -7,7 +7,7 @@
 //!
 //! Fixtures: `glot-zip-installer`, `prompt-protected-archive`.
 
-use crate::config::FindingSeverity;
+use crate::model::FindingSeverity;
 use crate::rules;
 use crate::scan::context::Hit;
 use crate::scan::lexicon::{ARCHIVE, ARCHIVE_WORDS, PASSWORD, RUN_WORDS};

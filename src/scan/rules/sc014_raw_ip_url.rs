@@ -4,7 +4,7 @@
 //!
 //! Fixtures: `raw-ip-url`.
 
-use crate::config::FindingSeverity;
+use crate::model::FindingSeverity;
 use crate::rules;
 use crate::scan::context::Hit;
 use crate::scan::lexicon::URL;

@@ -4,7 +4,7 @@
 //!
 //! Fixtures: `credential-exfil`, `fp-security-skill`.
 
-use crate::config::FindingSeverity;
+use crate::model::FindingSeverity;
 use crate::rules;
 use crate::scan::context::Hit;
 use crate::scan::lexicon::{CRED, ENV, SEND, find_word};

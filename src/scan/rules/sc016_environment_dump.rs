@@ -5,7 +5,7 @@
 //!
 //! Fixtures: `environment-dump`.
 
-use crate::config::FindingSeverity;
+use crate::model::FindingSeverity;
 use crate::rules;
 use crate::scan::context::Hit;
 use crate::scan::lexicon::word_at;

@@ -7,7 +7,7 @@
 //!
 //! Fixtures: `prompt-harvest-ssh`, `prompt-harvest-openclaw`, `fp-security-skill`.
 
-use crate::config::FindingSeverity;
+use crate::model::FindingSeverity;
 use crate::rules;
 use crate::scan::code::apis::credential_path;
 use crate::scan::context::Hit;

@@ -7,7 +7,7 @@
 //! Fixtures: `code-exec-py-b64`, `code-exec-js-charcodes`, `code-exec-sh-rev`,
 //! `fp-code-exec-build-tool`.
 
-use crate::config::FindingSeverity;
+use crate::model::FindingSeverity;
 use crate::rules;
 use crate::scan::code::CodeHit;
 use crate::scan::code::facts::{Ev, Facts, Lang};

@@ -11,7 +11,7 @@
 //!
 //! Fixtures: `exfil-py-ssh-helper`, `exfil-js-openclaw`, `exfil-sh-aws`, `fp-vendor-api-client`.
 
-use crate::config::FindingSeverity;
+use crate::model::FindingSeverity;
 use crate::rules;
 use crate::scan::code::CodeHit;
 use crate::scan::code::apis::{dest_host, env_vendor, exfil_host, host_of_vendor};

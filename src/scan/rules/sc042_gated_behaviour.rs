@@ -10,7 +10,7 @@
 //!
 //! Fixtures: `gated-py-timebomb`, `gated-js-sandbox`, `gated-sh-docker`, `fp-scheduler`.
 
-use crate::config::FindingSeverity;
+use crate::model::FindingSeverity;
 use crate::rules;
 use crate::scan::code::CodeHit;
 use crate::scan::code::facts::{Ev, Facts, GateKind};

@@ -6,7 +6,7 @@
 //! Fixtures: `deser-py-pickle-b64`, `deser-py-yaml-download`, `deser-js-node-serialize`,
 //! `fp-pickle-cache`.
 
-use crate::config::FindingSeverity;
+use crate::model::FindingSeverity;
 use crate::rules;
 use crate::scan::code::CodeHit;
 use crate::scan::code::facts::{Ev, Facts};

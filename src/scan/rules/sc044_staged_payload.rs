@@ -5,7 +5,7 @@
 //!
 //! Fixtures: `staged-sh-split`, `staged-py-urlretrieve`, `staged-js-fetch`, `fp-data-download`.
 
-use crate::config::FindingSeverity;
+use crate::model::FindingSeverity;
 use crate::rules;
 use crate::scan::code::CodeHit;
 use crate::scan::code::apis::is_shell_program;

@@ -8,7 +8,7 @@
 //!
 //! Fixtures: `shadow-sh-sudo`, `shadow-py-bashrc`, `shadow-js-zshrc`, `fp-shell-aliases`.
 
-use crate::config::FindingSeverity;
+use crate::model::FindingSeverity;
 use crate::rules;
 use crate::scan::code::CodeHit;
 use crate::scan::code::facts::{Ev, Facts};

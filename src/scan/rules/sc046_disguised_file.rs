@@ -8,7 +8,7 @@
 //! Fixtures: `disguised-json-python`, `disguised-png-polyglot`, `disguised-txt-run`,
 //! `fp-data-files`.
 
-use crate::config::FindingSeverity;
+use crate::model::FindingSeverity;
 use crate::scan::code::facts::Lang;
 use crate::scan::code::{analyze, lang_of};
 

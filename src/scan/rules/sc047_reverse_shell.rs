@@ -7,7 +7,7 @@
 //!
 //! Fixtures: `revshell-py`, `revshell-js`, `revshell-sh`, `fp-socket-client`.
 
-use crate::config::FindingSeverity;
+use crate::model::FindingSeverity;
 use crate::rules;
 use crate::scan::code::CodeHit;
 use crate::scan::code::apis::is_shell_program;

@@ -2,7 +2,7 @@
 //! evasions, and random input that never panics.
 
 use super::*;
-use crate::config::FindingSeverity;
+use crate::model::FindingSeverity;
 
 fn scan(name: &str, text: &str) -> Vec<(String, FindingSeverity)> {
     let mut out = Vec::new();
