@@ -491,7 +491,7 @@ fn scan_bytes(
     }
     // Scripts are parsed and their data flow analysed; the text rules run on every file.
     let code = match disguised {
-        Some(lang) => code::hits(lang, text, 0),
+        Some(lang) => code::file_hits(lang, text),
         None => code::code_hits(&ext, text),
     };
     let from = out.len();

@@ -21,6 +21,9 @@ use crate::scan::code::value::{Shape, Taint, Val, taint};
 /// engine stops folding and the rules see what was found so far.
 pub(crate) const STEP_BUDGET: usize = 400_000;
 
+/// Most bytes of folded strings recorded for one file (each is scanned by the text rules).
+pub(crate) const MAX_FOLDED_BYTES: usize = 4 * 1024 * 1024;
+
 /// Deepest expression or statement nesting the engine follows.
 pub(crate) const MAX_DEPTH: usize = 96;
 
@@ -71,6 +74,8 @@ pub(crate) struct Engine<'t> {
     /// The gate around what is being evaluated.
     pub(crate) gate: Option<Gate>,
     steps: usize,
+    /// Bytes of folded strings recorded so far.
+    folded_bytes: usize,
     /// Current nesting depth.
     pub(crate) depth: usize,
     /// The functions of the file.
@@ -89,6 +94,7 @@ impl<'t> Engine<'t> {
             scope: 0,
             gate: None,
             steps: 0,
+            folded_bytes: 0,
             depth: 0,
             funcs: Vec::new(),
             by_name: HashMap::new(),
@@ -171,7 +177,12 @@ impl<'t> Engine<'t> {
 
     /// Records a folded string (a value computed, not written) for the text rules.
     pub(crate) fn record_folded(&mut self, at: usize, v: &Val) {
-        if v.how.is_some() && v.as_str().is_some_and(|s| s.trim().len() >= 4) {
+        let len = v.as_str().map_or(0, str::len);
+        if v.how.is_some()
+            && v.as_str().is_some_and(|s| s.trim().len() >= 4)
+            && self.folded_bytes + len <= MAX_FOLDED_BYTES
+        {
+            self.folded_bytes += len;
             // A string grown in a loop is recorded once, as it ends up.
             match self.facts.folded.iter_mut().find(|(a, _)| *a == at) {
                 Some(slot) => slot.1 = v.clone(),

@@ -38,6 +38,9 @@ pub(crate) const MAX_NESTING: usize = 3;
 /// Largest text run by code that is analysed as code.
 pub(crate) const MAX_NESTED_BYTES: usize = 256 * 1024;
 
+/// Most texts run by code analysed as code for one file (all levels together).
+pub(crate) const MAX_NESTED_TEXTS: usize = 64;
+
 /// One match of a code rule before it becomes a [`Finding`].
 #[derive(Clone, Debug)]
 pub(crate) struct CodeHit {
@@ -80,6 +83,8 @@ pub(crate) fn lang_of(ext: &str, text: &str) -> Option<Lang> {
 
 thread_local! {
     static PARSERS: RefCell<Vec<(Lang, tree_sitter::Parser)>> = const { RefCell::new(Vec::new()) };
+    /// Texts run by code analysed so far for the file being scanned ([`MAX_NESTED_TEXTS`]).
+    static NESTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 fn language(lang: Lang) -> tree_sitter::Language {
@@ -163,6 +168,10 @@ pub(crate) fn hits(lang: Lang, text: &str, depth: usize) -> Option<Vec<CodeHit>>
         else {
             continue;
         };
+        if NESTED.get() >= MAX_NESTED_TEXTS {
+            break;
+        }
+        NESTED.set(NESTED.get() + 1);
         let mut inner = hits(inner_lang, &code, depth + 1).unwrap_or_default();
         // Plain text rules on the inner code too (it was never written in the file).
         if matches!(e.kind, Ev::Exec { .. }) || inner.is_empty() {
@@ -198,7 +207,13 @@ pub(crate) fn hits(lang: Lang, text: &str, depth: usize) -> Option<Vec<CodeHit>>
 /// The code hits of a script; `None` when it is not a script or does not parse (the text
 /// rules alone then apply).
 pub(crate) fn code_hits(ext: &str, text: &str) -> Option<Vec<CodeHit>> {
-    hits(lang_of(ext, text)?, text, 0)
+    file_hits(lang_of(ext, text)?, text)
+}
+
+/// [`hits`] for a whole file (the count of nested texts starts again).
+pub(crate) fn file_hits(lang: Lang, text: &str) -> Option<Vec<CodeHit>> {
+    NESTED.set(0);
+    hits(lang, text, 0)
 }
 
 /// Turns code hits into findings. A finding the text rules already reported on the same

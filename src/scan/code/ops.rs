@@ -1,7 +1,7 @@
 //! Operations on values shared by the front-ends: concatenation, the binary operators,
 //! integer arithmetic.
 
-use crate::scan::code::value::{Shape, Taint, Val};
+use crate::scan::code::value::{MAX_STR, Shape, Taint, Val};
 
 /// Concatenation of values; unknown (with their taint) when one is not a string.
 pub(crate) fn concat(vals: &[Val], how: &'static str) -> Val {
@@ -19,6 +19,9 @@ pub(crate) fn concat(vals: &[Val], how: &'static str) -> Val {
                 out.push('…');
             }
         }
+        if out.len() > MAX_STR {
+            return Val::tainted(t);
+        }
     }
     if unknown {
         return partial(out, t);
@@ -30,6 +33,24 @@ pub(crate) fn concat(vals: &[Val], how: &'static str) -> Val {
     };
     v.taint = t;
     v
+}
+
+/// `s` repeated `k` times, unknown past [`MAX_STR`].
+pub(crate) fn repeat(s: &str, k: i64) -> Val {
+    let k = usize::try_from(k).unwrap_or(0);
+    if s.len().saturating_mul(k) > MAX_STR {
+        return Val::unknown();
+    }
+    Val::folded(s.repeat(k), "repetition")
+}
+
+/// Texts joined with `sep`, unknown past [`MAX_STR`].
+pub(crate) fn join_texts(parts: &[String], sep: &str) -> Val {
+    let len = parts.iter().map(String::len).sum::<usize>() + sep.len() * parts.len();
+    if len > MAX_STR {
+        return Val::unknown();
+    }
+    Val::folded(parts.join(sep), "join")
 }
 
 /// A string with unknown parts (written `…`): unknown, but its known text is kept as the
@@ -53,7 +74,7 @@ pub(crate) fn binary(op: &str, l: Val, r: Val) -> Val {
             ..Val::default()
         },
         ("*", Shape::Str(s), Shape::Num(k)) | ("*", Shape::Num(k), Shape::Str(s)) if (0..=64).contains(k) => {
-            Val::folded(s.repeat(usize::try_from(*k).unwrap_or(0)), "repetition")
+            repeat(s, *k)
         }
         ("%", Shape::Str(f), _) => match crate::scan::code::python::percent_format(f, &r) {
             Some(s) => Val::folded(s, "format string"),

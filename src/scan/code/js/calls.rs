@@ -295,7 +295,7 @@ fn str_method(obj: &Val, s: &str, name: &str, c: &Call<'_>) -> Val {
             None => Val::unknown(),
         },
         "repeat" => match c.arg(0).as_num() {
-            Some(n) if (0..=64).contains(&n) => Val::folded(s.repeat(usize::try_from(n).unwrap_or(0)), "repetition"),
+            Some(n) if (0..=64).contains(&n) => crate::scan::code::ops::repeat(s, n),
             _ => Val::unknown(),
         },
         _ => Val::tainted(obj.deep_taint()),
@@ -313,7 +313,7 @@ fn list_method(obj: &Val, items: &[Val], name: &str, c: &Call<'_>) -> Val {
             let texts: Option<Vec<String>> = items.iter().map(Val::text).collect();
             match texts {
                 Some(t) => {
-                    let mut v = Val::folded(t.join(&sep), "join");
+                    let mut v = crate::scan::code::ops::join_texts(&t, &sep);
                     v.taint = obj.deep_taint();
                     if items.iter().all(|i| i.text().is_some_and(|t| t.chars().count() <= 2)) {
                         v.taint.bits |= taint::OBFUSCATED;

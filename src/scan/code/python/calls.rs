@@ -265,7 +265,7 @@ fn str_method(e: &mut Engine<'_>, obj: &Val, s: &str, name: &str, c: &Call<'_>) 
                     let texts: Option<Vec<String>> = items.iter().map(Val::text).collect();
                     match texts {
                         Some(t) => {
-                            let mut v = Val::folded(t.join(s), "join");
+                            let mut v = crate::scan::code::ops::join_texts(&t, s);
                             v.taint = parts.deep_taint();
                             if items.iter().all(|i| i.text().is_some_and(|t| t.chars().count() <= 2)) {
                                 v.taint.bits |= taint::OBFUSCATED;
