@@ -435,6 +435,15 @@ mod tests {
         let _ = hits(Lang::JavaScript, &deep_js, 0);
         let deep_sh = format!("echo {}x{}\n", "$(".repeat(5_000), ")".repeat(5_000));
         let _ = hits(Lang::Shell, &deep_sh, 0);
+        // Strings that grow by repetition and joins stay within MAX_STR.
+        let grow = "a = 'x' * 64\nb = a * 64\nc = b * 64\nd = c * 64\ne = ''.join([c, c, c, c, c, c, c, c, c, c, c, c, c, c, c, c, c])\n";
+        let facts = analyze(Lang::Python, grow, 0).expect("parses");
+        assert!(
+            facts
+                .folded
+                .iter()
+                .all(|(_, v)| v.as_str().is_none_or(|s| s.len() <= value::MAX_STR))
+        );
         // Code that runs code that runs code…: MAX_NESTING levels, then it stops.
         let mut code = "print(1)".to_owned();
         for _ in 0..8 {
