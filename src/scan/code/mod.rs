@@ -114,8 +114,13 @@ fn parse(lang: Lang, text: &str) -> Option<tree_sitter::Tree> {
     })
 }
 
-/// The facts of `text` as `lang`; `None` when a Python or JavaScript text does not parse.
+/// The facts of `text` as `lang`; `None` when a Python or JavaScript text does not parse,
+/// or calls nothing (no `(` and no tagged template: nothing in it can run, send or load, and
+/// parsing prose that is not code is the slow path of tree-sitter's error recovery).
 pub(crate) fn analyze(lang: Lang, text: &str, depth: usize) -> Option<Facts> {
+    if lang != Lang::Shell && !text.contains(['(', '`']) {
+        return None;
+    }
     let tree = parse(lang, text)?;
     let root = tree.root_node();
     if root.has_error() && lang != Lang::Shell {
