@@ -26,6 +26,7 @@ mod layers;
 mod local_model;
 mod migrate;
 mod plan;
+mod sarif;
 mod scan;
 mod serve;
 mod tidy;
