@@ -302,7 +302,7 @@ fn a_damaged_rollback_state_is_an_error_not_a_reset() {
     assert_eq!(v.code, Some(2));
     assert!(
         v.stderr
-            .contains("is damaged; refusing to verify without rollback protection"),
+            .contains("refusing to verify without its pinned keys and rollback protection"),
         "{}",
         v.stderr
     );
