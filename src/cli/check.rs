@@ -4,11 +4,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use rayon::prelude::*;
-use serde::Serialize;
 
 use super::{CheckArgs, Format, Printer, Status};
 use crate::db::{Contents, Db, Settings, SkillSource, load};
 use crate::diag::{self, Counts, Diagnostic, RenderOptions, Severity};
+use crate::messages::check;
 use crate::model::Limits;
 use crate::model::Mode;
 use crate::skill;
@@ -44,43 +44,16 @@ pub(crate) fn load_skills(
     })
 }
 
-/// One checked path: display path, skill name, diagnostics, and the skill input (absent for
-/// path-level problems).
-type Entry = (String, Option<String>, Vec<Diagnostic>, Option<SkillSource>);
-
-/// The verdict of one checked path.
-#[derive(Serialize)]
-struct SkillReport<'a> {
-    path: &'a str,
-    name: Option<&'a str>,
-    status: &'static str,
-    diagnostics: &'a [Diagnostic],
-}
-
-#[derive(Serialize)]
-struct Summary {
-    skills: usize,
-    ok: usize,
-    warnings: usize,
-    errors: usize,
-}
-
-#[derive(Serialize)]
-struct Report<'a> {
-    schema: &'static str,
-    mode: &'static str,
-    summary: Summary,
-    skills: Vec<SkillReport<'a>>,
-}
-
-fn status_of(c: Counts) -> &'static str {
-    if c.errors > 0 {
-        "errors"
-    } else if c.warnings > 0 {
-        "warnings"
-    } else {
-        "ok"
-    }
+/// One checked path: a skill, or a path problem.
+struct Entry {
+    /// The folder as shown, or the path given.
+    path: String,
+    /// The skill's `name`, when it could be read.
+    name: Option<String>,
+    /// Every problem found.
+    diagnostics: Vec<Diagnostic>,
+    /// The skill (absent for path problems).
+    skill: Option<SkillSource>,
 }
 
 pub(crate) fn run(args: &CheckArgs, out: &mut Printer) -> anyhow::Result<Status> {
@@ -108,42 +81,39 @@ pub(crate) fn run(args: &CheckArgs, out: &mut Printer) -> anyhow::Result<Status>
     let mut entries: Vec<Entry> = loaded
         .problems
         .iter()
-        .map(|p| (p.file.clone(), None, vec![p.clone()], None))
+        .map(|p| Entry {
+            path: p.file.clone(),
+            name: None,
+            diagnostics: vec![p.clone()],
+            skill: None,
+        })
         .collect();
     for (s, r) in loaded.skills.iter().zip(results) {
-        entries.push((s.display(db).clone(), r.name, r.diagnostics, Some(*s)));
+        entries.push(Entry {
+            path: s.display(db).clone(),
+            name: r.name,
+            diagnostics: r.diagnostics,
+            skill: Some(*s),
+        });
     }
-    let mut summary = Summary {
-        skills: entries.len(),
-        ok: 0,
-        warnings: 0,
-        errors: 0,
-    };
-    let mut any_error = false;
-    let mut any_warning = false;
-    for (_, _, diags, _) in &entries {
-        let c = Counts::of(diags);
-        any_error |= c.errors > 0;
-        any_warning |= c.warnings > 0;
-        match status_of(c) {
-            "errors" => summary.errors += 1,
-            "warnings" => summary.warnings += 1,
-            _ => summary.ok += 1,
-        }
+    let mut summary = check::Summary::default();
+    for e in &entries {
+        summary.add(check::Status::of(Counts::of(&e.diagnostics)));
     }
+    let (any_error, any_warning) = (summary.errors > 0, summary.warnings > 0);
 
     match args.format {
         Format::Json => {
-            let report = Report {
-                schema: "skillc.check/1",
+            let report = check::Report {
+                schema: check::SCHEMA,
                 mode: if args.strict { "strict" } else { "default" },
                 skills: entries
                     .iter()
-                    .map(|(path, name, diags, _)| SkillReport {
-                        path,
-                        name: name.as_deref(),
-                        status: status_of(Counts::of(diags)),
-                        diagnostics: diags,
+                    .map(|e| check::Entry {
+                        path: &e.path,
+                        name: e.name.as_deref(),
+                        status: check::Status::of(Counts::of(&e.diagnostics)),
+                        diagnostics: &e.diagnostics,
                     })
                     .collect(),
                 summary,
@@ -151,8 +121,12 @@ pub(crate) fn run(args: &CheckArgs, out: &mut Printer) -> anyhow::Result<Status>
             out.line(&serde_json::to_string_pretty(&report).context("serializing the report")?)?;
         }
         Format::Short => {
-            for (_, _, diags, _) in &entries {
-                for d in diags.iter().filter(|d| !args.quiet || d.severity == Severity::Error) {
+            for e in &entries {
+                for d in e
+                    .diagnostics
+                    .iter()
+                    .filter(|d| !args.quiet || d.severity == Severity::Error)
+                {
                     out.line(&diag::render_short(d))?;
                 }
             }
@@ -161,10 +135,14 @@ pub(crate) fn run(args: &CheckArgs, out: &mut Printer) -> anyhow::Result<Status>
         Format::Human => {
             let options = RenderOptions { color: out.color };
             {
-                for (_, _, diags, skill) in &entries {
-                    let text = skill.and_then(|s| skill_md_text(db, s));
+                for e in &entries {
+                    let text = e.skill.and_then(|s| skill_md_text(db, s));
                     let indexed = text.as_ref().map(|(path, t)| (path, diag::SourceText::new(t)));
-                    for d in diags.iter().filter(|d| !args.quiet || d.severity == Severity::Error) {
+                    for d in e
+                        .diagnostics
+                        .iter()
+                        .filter(|d| !args.quiet || d.severity == Severity::Error)
+                    {
                         let source = indexed.as_ref().filter(|(path, _)| **path == d.file).map(|(_, t)| t);
                         out.write(&diag::render_human(d, source, options))?;
                         out.write("\n\n")?;
@@ -192,7 +170,7 @@ pub(crate) fn skill_md_text(db: &Db, skill: SkillSource) -> Option<(String, Stri
     Some((format!("{}/{}", skill.display(db), file.rel_path(db)), text.to_owned()))
 }
 
-fn summary_line(s: &Summary) -> String {
+fn summary_line(s: &check::Summary) -> String {
     let noun = if s.skills == 1 { "skill" } else { "skills" };
     format!(
         "checked {} {noun}: {} ok, {} warnings, {} errors",

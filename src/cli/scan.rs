@@ -11,6 +11,7 @@ use serde_json::json;
 use super::check::load_skills;
 use super::{Printer, Status, project};
 use crate::diag;
+use crate::messages::{self, OrderedCounts};
 use crate::model::FindingSeverity;
 use crate::model::Mode;
 use crate::scan::unicode::{escape_invisible, escape_name};
@@ -217,40 +218,42 @@ fn human(
 }
 
 fn json_report(
-    scanned: &[Scanned],
+    scanned: &'_ [Scanned],
     fail_on: FindingSeverity,
     min: FindingSeverity,
     failed: usize,
-) -> serde_json::Value {
+) -> messages::scan::Report<'_> {
     let c = severity_counts(scanned, min);
-    let by_severity: serde_json::Map<String, serde_json::Value> = FindingSeverity::ALL
+    let by_severity = FindingSeverity::ALL
         .iter()
-        .map(|s| (s.as_str().to_owned(), c[*s as usize].into()))
+        .map(|s| (s.as_str(), c[*s as usize]))
         .collect();
     let highest = by_highest(scanned);
-    let skills_by_highest: serde_json::Map<String, serde_json::Value> =
-        ["none", "info", "low", "medium", "high", "critical"]
-            .iter()
-            .map(|k| ((*k).to_owned(), highest.get(k).copied().unwrap_or(0).into()))
-            .collect();
-    json!({
-        "schema": "skillc.scan/1",
-        "fail_on": fail_on.as_str(),
-        "summary": {
-            "skills": scanned.len(),
-            "failed": failed,
-            "findings": c.iter().sum::<usize>(),
-            "by_severity": by_severity,
-            "skills_by_highest": skills_by_highest,
+    let skills_by_highest = ["none", "info", "low", "medium", "high", "critical"]
+        .iter()
+        .map(|k| (*k, highest.get(k).copied().unwrap_or(0)))
+        .collect();
+    messages::scan::Report {
+        schema: messages::scan::SCHEMA,
+        fail_on: fail_on.as_str(),
+        summary: messages::scan::Summary {
+            skills: scanned.len(),
+            failed,
+            findings: c.iter().sum::<usize>(),
+            by_severity: OrderedCounts(by_severity),
+            skills_by_highest: OrderedCounts(skills_by_highest),
         },
-        "skills": scanned.iter().map(|s| json!({
-            "path": s.path,
-            "name": s.name,
-            "highest": s.report.highest().map(FindingSeverity::as_str),
-            "failed": s.report.highest().is_some_and(|h| h >= fail_on),
-            "findings": shown(s, min).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-    })
+        skills: scanned
+            .iter()
+            .map(|s| messages::scan::Skill {
+                path: &s.path,
+                name: s.name.as_deref(),
+                highest: s.report.highest().map(FindingSeverity::as_str),
+                failed: s.report.highest().is_some_and(|h| h >= fail_on),
+                findings: shown(s, min).collect(),
+            })
+            .collect(),
+    }
 }
 
 /// SARIF level of a severity: `error` for high and critical, `warning` for medium, `note`
