@@ -12,13 +12,17 @@
 
 mod admit;
 mod build;
+mod catalog;
 mod cli;
 mod config;
+mod curate;
 mod db;
 mod diag;
 mod emit;
+mod events;
 mod export;
 mod extract;
+mod fix;
 mod generate;
 mod import;
 mod messages;
@@ -27,8 +31,10 @@ mod model;
 mod route;
 mod rules;
 mod scan;
+mod serve;
 mod sign;
 mod skill;
+mod suppress;
 mod translate;
 mod util;
 mod verify;
@@ -62,6 +68,7 @@ pub use build::session::{BuildError, Event as BuildEvent, Options as BuildOption
 
 // Text-level entry points: one SKILL.md in, a value and its diagnostics out.
 pub use export::{Exported, restore_skill_md, standard_skill_md};
+pub use fix::{Fixed, Options as FixOptions, Target as FixTarget, fix_skill_md};
 pub use migrate::{
     FieldReport, FieldStatus, FromFormat, Migration, Outcome as MigrationOutcome, Vendor, migrate, vendor_formats,
 };

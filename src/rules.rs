@@ -80,6 +80,9 @@ rules! {
     SK014 "hidden-unicode" Warning "Invisible or direction-changing Unicode characters in a frontmatter value.";
     SK015 "lowercase-filename" Warning "The skill file is named `skill.md` instead of `SKILL.md`.";
     SK016 "not-a-skill" Error "A path given on the command line is neither a folder nor a SKILL.md file.";
+    SK017 "crlf-line-endings" Note "SKILL.md has CRLF (Windows) line endings.";
+    SK018 "fence-trailing-whitespace" Note "A frontmatter fence has spaces or tabs after `---`.";
+    SK019 "allowed-tools-spelling" Note "`allowed-tools` is a YAML list or comma-separated, not the standard's space-separated string.";
     SK020 "missing-name" Error "The frontmatter must have a `name`.";
     SK021 "name-empty" Error "`name` must be a non-empty string.";
     SK022 "name-too-long" Error "`name` must be at most 64 characters.";
@@ -147,6 +150,7 @@ rules! {
     IM007 "import-missing-scripts" Warning "A lone SKILL.md runs scripts that were not imported with it.";
     IM008 "import-tier-reset" Note "An imported skill's GAIA security tier claim was reset to experimental.";
     IM009 "import-lock-drift" Error "`import --locked`: a source's content no longer matches skillc.lock.";
+    IM010 "update-local-edits" Error "`skillc update` refuses to replace a skill edited since it was imported (without --force).";
     // The scan rules: severities info…critical.
     SC001 "bidi-control" High "Bidirectional control characters that reorder how text is displayed (Trojan Source).";
     SC002 "invisible-characters" Low "Zero-width and other invisible characters; runs of them can carry a hidden payload.";

@@ -176,7 +176,7 @@ fn local(p: &Path, limits: Limits, zip_limits: archive::ArchiveLimits) -> Result
 /// Reads a skill folder into memory: every regular file (version-control and dependency
 /// folders skipped, as `db::load` does), under the limits. A symbolic link refuses the source.
 /// Returns the files and the paths of those with an execute bit.
-fn read_dir(dir: &Path, limits: Limits) -> Result<Files, Failure> {
+pub(super) fn read_dir(dir: &Path, limits: Limits) -> Result<Files, Failure> {
     let mut files = Vec::new();
     let mut executable = BTreeSet::new();
     let walker = walkdir::WalkDir::new(dir)

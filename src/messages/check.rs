@@ -31,6 +31,8 @@ pub struct Summary {
     pub warnings: usize,
     /// Entries whose status is `errors`.
     pub errors: usize,
+    /// Diagnostics `check --fix` would fix.
+    pub fixable: usize,
 }
 
 impl Summary {
@@ -55,7 +57,17 @@ pub struct Entry<'a> {
     /// The worst severity found.
     pub status: Status,
     /// Every problem found.
-    pub diagnostics: &'a [Diagnostic],
+    pub diagnostics: Vec<Diag<'a>>,
+}
+
+/// A diagnostic of the report: its fields and whether `check --fix` fixes it.
+#[derive(Serialize)]
+pub struct Diag<'a> {
+    /// The diagnostic (`code`, `severity`, `file`, positions, `message`, `help`).
+    #[serde(flatten)]
+    pub diagnostic: &'a Diagnostic,
+    /// `check --fix` fixes it.
+    pub fixable: bool,
 }
 
 /// What an entry's diagnostics add up to.

@@ -34,6 +34,12 @@ pub struct Summary {
     pub by_severity: OrderedCounts,
     /// Highest severity (or `none`) → skills.
     pub skills_by_highest: OrderedCounts,
+    /// With a baseline: findings listed that it knows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub known: Option<usize>,
+    /// With a baseline: its entries no finding matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline_unmatched: Option<usize>,
 }
 
 /// One skill.
@@ -48,5 +54,16 @@ pub struct Skill<'a> {
     /// A finding at or above `fail_on`.
     pub failed: bool,
     /// The findings listed.
-    pub findings: Vec<&'a Finding>,
+    pub findings: Vec<Listed<'a>>,
+}
+
+/// A finding of the report.
+#[derive(Serialize)]
+pub struct Listed<'a> {
+    /// The finding (`code`, `name`, `severity`, `file`, `line`, `column`, `reason`, `context`).
+    #[serde(flatten)]
+    pub finding: &'a Finding,
+    /// With a baseline: whether it knows the finding.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub known: Option<bool>,
 }

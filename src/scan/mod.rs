@@ -15,6 +15,7 @@
 //! installer, prose rather than a runnable code block, wording that describes an attack, a
 //! security skill. Structural findings (Unicode, symlinks, binaries, limits) ignore context.
 
+pub mod baseline;
 pub(crate) mod context;
 pub(crate) mod lexicon;
 pub(crate) mod lines;

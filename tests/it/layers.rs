@@ -34,8 +34,10 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
     ("rules", Core, &["diag", "model"]),
     // The salsa database and its inputs.
     ("db", Core, &["model"]),
+    // What `skillc check` does not report (`[check]` of pipeline.toml): globs over paths.
+    ("suppress", Core, &[]),
     // Stages: pure functions and tracked queries over the inputs.
-    ("config", Core, &["diag", "model", "rules"]),
+    ("config", Core, &["diag", "model", "rules", "suppress"]),
     ("vocab", Core, &["db", "diag", "model", "rules"]),
     ("skill", Core, &["db", "diag", "model", "rules"]),
     ("extract", Core, &["db", "diag", "model", "rules", "skill"]),
@@ -43,6 +45,8 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
     ("route", Core, &["model", "vocab"]),
     ("migrate", Core, &["diag", "model", "rules", "skill"]),
     ("export", Core, &["diag", "model", "rules", "skill", "util"]),
+    // `check --fix`: safe edits of SKILL.md through the frontmatter writer (skill::writer).
+    ("fix", Core, &["diag", "model", "rules", "skill"]),
     (
         "translate",
         Core,
@@ -155,12 +159,24 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
         ],
     ),
     ("watch", Io, &["model"]),
-    // Reading a verified out/ (list, info, search, serve) and the menu over it.
+    // Reading a verified out/ (list, info, search, serve) and the menu over it: the files as
+    // `emit::write` lists them, each retained SKILL.md's frontmatter as `skill` reads it.
     (
         "catalog",
         Io,
         &[
-            "diag", "emit", "export", "generate", "menu", "messages", "model", "sign", "util", "verify",
+            "diag",
+            "emit",
+            "emit::write",
+            "export",
+            "generate",
+            "menu",
+            "messages",
+            "model",
+            "sign",
+            "skill",
+            "util",
+            "verify",
         ],
     ),
     // The curator: its selection is pure, the rest moves folders and calls a model.
@@ -221,6 +237,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "events",
             "export",
             "extract",
+            "fix",
             "import",
             "menu",
             "messages",
@@ -231,6 +248,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "serve",
             "sign",
             "skill",
+            "suppress",
             "translate",
             "util",
             "verify",

@@ -275,6 +275,25 @@ impl Validator<'_, '_> {
         self.model.credentials = creds;
     }
 
+    /// `SK019`: `allowed-tools` as a YAML list or with commas, when every entry is well formed
+    /// (so that the standard's spelling is known).
+    pub(super) fn check_tools_spelling(&mut self, node: &Node) {
+        let Some(spelled) = tools::standard_spelling(node) else {
+            return;
+        };
+        let how = if node.as_seq().is_some() {
+            "is a YAML list"
+        } else {
+            "separates its entries with commas"
+        };
+        let d = self
+            .diag(&rules::SK019, &node.span, format!("`allowed-tools` {how}"))
+            .help(format!(
+                "the standard spells it as one space-separated string: `allowed-tools: {spelled}`"
+            ));
+        self.push(d);
+    }
+
     pub(super) fn check_allowed_tools(&mut self, node: &Node) {
         let entries: Vec<(String, Range<usize>)> = match &node.kind {
             NodeKind::Scalar(s) => tools::split_entries(&s.value)
@@ -336,20 +355,6 @@ fn dedup_chars(chars: &[char]) -> Vec<char> {
         }
     }
     out
-}
-
-/// Whether a (normalized) name passes every `name` rule but the folder match.
-fn name_is_valid(name: &str) -> bool {
-    let n = name.chars().count();
-    n > 0
-        && n <= MAX_NAME_CHARS
-        && name == name.to_lowercase()
-        && !name.starts_with('-')
-        && !name.ends_with('-')
-        && !name.contains("--")
-        && name
-            .chars()
-            .all(|c| (c.is_alphanumeric() && !unicode_normalization::char::is_combining_mark(c)) || c == '-')
 }
 
 fn hidden_kind(c: char) -> &'static str {

@@ -239,6 +239,9 @@ impl Validator<'_, '_> {
                 }
             }
         }
+        if let Some(e) = root.get("allowed-tools") {
+            self.check_tools_spelling(&e.value);
+        }
         self.check_hidden_unicode(root);
         if !self.strict() {
             self.check_default_mode_fields(root);
@@ -263,13 +266,27 @@ impl Validator<'_, '_> {
 }
 
 /// Known misspellings of standard fields.
-fn near_miss(key: &str) -> Option<&'static str> {
+pub fn near_miss(key: &str) -> Option<&'static str> {
     let normalized: String = key.to_ascii_lowercase().replace('_', "-");
     model::STANDARD_FIELDS
         .iter()
         .chain(model::SUPERSET_FIELDS.iter().map(|(k, _)| k))
         .copied()
         .find(|f| *f != key && (f.replace('_', "-") == normalized || format!("{f}s") == normalized))
+}
+
+/// Whether a (normalized) name passes every `name` rule but the folder match.
+pub fn name_is_valid(name: &str) -> bool {
+    let n = name.chars().count();
+    n > 0
+        && n <= MAX_NAME_CHARS
+        && name == name.to_lowercase()
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+        && !name.contains("--")
+        && name
+            .chars()
+            .all(|c| (c.is_alphanumeric() && !unicode_normalization::char::is_combining_mark(c)) || c == '-')
 }
 
 /// Characters that render as nothing or reorder text: Unicode tags (U+E0000–E007F), bidi

@@ -1,6 +1,7 @@
-//! The new frontmatter of a migrated skill: vendor keys moved under their namespace, each
-//! vendor field handled by its table ([`super::fields`]), and `metadata.gaia` written with
-//! the tier reset and what the fields mapped. The review report is collected on the way.
+//! The new frontmatter entries of a migrated skill: vendor keys moved under their namespace,
+//! each vendor field handled by its table ([`super::fields`]), and `metadata.gaia` with the
+//! tier reset and what the fields mapped. The review report is collected on the way; the
+//! entries are written by `skill::writer`.
 
 use super::fields::{At, HERMES, OPENCLAW, OTHERWISE};
 use super::{FieldReport, FieldStatus, HERMES_TOP_LEVEL, OPENCLAW_TOP_LEVEL, TIER, Vendor};
@@ -59,8 +60,8 @@ impl Target {
     }
 }
 
-/// Builds the migrated frontmatter and its review report.
-pub(super) struct Writer<'a> {
+/// Builds the migrated frontmatter entries and their review report.
+pub(super) struct Rewriter<'a> {
     /// The original SKILL.md.
     pub src: &'a Source<'a>,
     /// The review report, in field order.
@@ -81,10 +82,10 @@ struct Moved<'n> {
     openclaw: Vec<(String, &'n Node)>,
 }
 
-impl<'a> Writer<'a> {
+impl<'a> Rewriter<'a> {
     /// A writer over the original text.
-    pub fn new(src: &'a Source<'a>) -> Writer<'a> {
-        Writer {
+    pub fn new(src: &'a Source<'a>) -> Rewriter<'a> {
+        Rewriter {
             src,
             fields: Vec::new(),
             failures: Vec::new(),
