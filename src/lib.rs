@@ -18,6 +18,7 @@ mod config;
 mod curate;
 mod db;
 mod diag;
+mod embed;
 mod emit;
 mod events;
 mod export;
@@ -62,6 +63,12 @@ pub use scan::{Finding, ScanReport, scan_skill};
 pub use skill::{SkillCheck, analyze_skill, check_skill};
 pub use translate::{Translation, translate_skill};
 pub use vocab::{DEFAULT_PATH as BUILT_IN_VOCABULARY_PATH, DEFAULT_TEXT as BUILT_IN_VOCABULARY, vocabulary};
+
+// Dense embedders (the menu's semantic pass): the interface, and the local model behind the
+// cargo feature `local-model`.
+#[cfg(feature = "local-model")]
+pub use embed::local::{LocalModel, LocalModelError, Pooling};
+pub use embed::{EmbedError, Embedder};
 
 // Whole builds: a session keeps the database between builds (`skillc watch`).
 pub use build::session::{BuildError, Event as BuildEvent, Options as BuildOptions, Outcome as BuildOutcome, Session};

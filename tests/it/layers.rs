@@ -41,6 +41,8 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
     ("vocab", Core, &["db", "diag", "model", "rules"]),
     ("skill", Core, &["db", "diag", "model", "rules"]),
     ("extract", Core, &["db", "diag", "model", "rules", "skill"]),
+    // With `scan::code` (scripts parsed as code, tree-sitter): the code rules of `scan::rules`
+    // and the analysis use each other, so they are one unit.
     ("scan", Core, &["db", "diag", "model", "rules", "skill", "util"]),
     ("route", Core, &["model", "vocab"]),
     ("migrate", Core, &["diag", "model", "rules", "skill"]),
@@ -75,6 +77,8 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "vocab",
         ],
     ),
+    // The dense embedders' interface (texts → unit vectors), used by the menu.
+    ("embed", Core, &[]),
     // The menu index and selection (RUNTIME.md §1): a stage like the others.
     (
         "menu",
@@ -159,6 +163,8 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
         ],
     ),
     ("watch", Io, &["model"]),
+    // The local sentence-embedding model (feature `local-model`): reads a model folder.
+    ("embed::local", Io, &["embed", "util"]),
     // Reading a verified out/ (list, info, search, serve) and the menu over it: the files as
     // `emit::write` lists them, each retained SKILL.md's frontmatter as `skill` reads it.
     (
@@ -601,6 +607,11 @@ fn a_forbidden_use_is_reported() {
             "skill::yaml: uses `translate::Plan` (translate), not in the row of skill",
             "skill::yaml: uses `translate` (translate), not in the row of skill",
         ]
+    );
+    // A submodule keeps to its unit's row.
+    assert_eq!(
+        with("scan::code", "use crate::admit::Level;"),
+        ["scan::code: uses `admit::Level` (admit), not in the row of scan"]
     );
     assert_eq!(
         with(

@@ -22,8 +22,11 @@ mod fix;
 mod import;
 mod incremental;
 mod layers;
+#[cfg(feature = "local-model")]
+mod local_model;
 mod migrate;
 mod plan;
+mod sarif;
 mod scan;
 mod serve;
 mod tidy;
