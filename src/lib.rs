@@ -48,7 +48,7 @@ pub use cli::{Args, Status, is_broken_pipe, run};
 // Plain types and diagnostics.
 pub use diag::{Diagnostic, Pos, Severity, Source, Span};
 pub use model::{FindingSeverity, Level, LevelStatus, Limits, Mode, SKIPPED_DIRS};
-pub use sign::{PublicKey, SecretKey};
+pub use sign::{PublicKey, SecretKey, SignError};
 
 // The database, its inputs and reading them from disk.
 pub use db::load::{Discovered, FoundSkill, LoadError, ReadSkill, discover, read as read_skills, to_inputs};

@@ -72,7 +72,7 @@ pub const READ_RULES: &[&Rule] = &[
 ];
 
 impl Analysis {
-    /// The errors that mean the frontmatter could not be read (see [`READ_RULES`]).
+    /// The errors that mean the frontmatter could not be read (the codes of `READ_RULES`).
     pub fn read_errors(&self) -> impl Iterator<Item = &Diagnostic> {
         self.diagnostics
             .iter()
