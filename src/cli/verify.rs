@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
+use crate::messages;
 
 use super::project::Project;
 use super::{Printer, ReportFormat, Status, pin};
@@ -159,9 +159,19 @@ fn announce(out: &mut Printer, t: &trust::Trusted, shown: &str, state: &Path) {
 fn refused(args: &VerifyArgs, out: &mut Printer, r: &trust::Refusal) -> anyhow::Result<Status> {
     match args.format {
         ReportFormat::Json => {
-            let report = json!({"schema": "skillc.verify/1", "ok": false, "catalog_version": null, "expires": null,
-                "key_id": null, "executors": 0, "trusted": null,
-                "failures": [{"kind": r.kind(), "message": r.to_string()}]});
+            let report = messages::verify::Report {
+                schema: messages::verify::SCHEMA,
+                ok: false,
+                catalog_version: None,
+                expires: None,
+                key_id: None,
+                executors: 0,
+                trusted: None,
+                failures: vec![messages::verify::Failure {
+                    kind: r.kind(),
+                    message: r.to_string(),
+                }],
+            };
             out.line(&serde_json::to_string_pretty(&report)?)?;
         }
         ReportFormat::Human => out.line(&format!("error: {r}"))?,
@@ -181,14 +191,23 @@ fn report(
     let ok = result.failures.is_empty();
     match args.format {
         ReportFormat::Json => {
-            let failures: Vec<serde_json::Value> = result
-                .failures
-                .iter()
-                .map(|f| json!({"kind": f.kind(), "message": f.to_string()}))
-                .collect();
-            let report = json!({"schema": "skillc.verify/1", "ok": ok, "catalog_version": result.catalog_version,
-                "expires": result.expires, "key_id": result.key_id, "executors": result.executors,
-                "trusted": trusted.how.as_str(), "failures": failures});
+            let report = messages::verify::Report {
+                schema: messages::verify::SCHEMA,
+                ok,
+                catalog_version: result.catalog_version,
+                expires: result.expires.as_deref(),
+                key_id: Some(&result.key_id),
+                executors: result.executors,
+                trusted: Some(trusted.how.as_str()),
+                failures: result
+                    .failures
+                    .iter()
+                    .map(|f| messages::verify::Failure {
+                        kind: f.kind(),
+                        message: f.to_string(),
+                    })
+                    .collect(),
+            };
             out.line(&serde_json::to_string_pretty(&report)?)?;
         }
         ReportFormat::Human => {

@@ -1,35 +1,10 @@
-//! Reading a SOURCE into memory (IO): local folders, SKILL.md files and zips, git checkouts
-//! through the cache (bounded, sub-path confined to the checkout), raw URLs and remote zips.
-//! Every path is checked on the way: symbolic links, file names with control characters and
-//! the size and count limits refuse a source before anything is written.
+//! Fetching a source and reading it into memory under the limits: a local folder, SKILL.md
+//! or zip, a git repository (the `git` CLI, shallow, bounded in bytes, files and time; a
+//! sub-path confined to the checkout), a raw URL or a remote zip (through the download
+//! cache). Every path is checked on the way: symbolic links, file names with control
+//! characters and the size and count limits refuse a source before anything is written.
 
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-
-use super::{Options, archive, fetch, spec};
-use crate::diag::Rule;
-use crate::model::Limits;
-use crate::rules;
-use fetch::{Cache, CacheUse};
-use spec::Spec;
-
-/// A skill read into memory: its files (path relative to the skill folder, bytes), what the
-/// source resolved to, and how the cache was used.
-pub(super) struct Acquired {
-    pub(super) files: Vec<(String, Vec<u8>)>,
-    /// The files to write with execute permission (as the source had them).
-    pub(super) executable: BTreeSet<String>,
-    pub(super) resolved: Option<String>,
-    pub(super) cache: Option<CacheUse>,
-    /// A lone SKILL.md (local file or raw URL): its scripts cannot have come with it.
-    pub(super) lone: bool,
-}
-
-/// A skill's files (path relative to the skill folder, bytes) and the executable ones.
-type Files = (Vec<(String, Vec<u8>)>, BTreeSet<String>);
-
-/// Why acquiring failed: the rule and the message.
-pub(super) type Failure = (&'static Rule, String);
+use super::*;
 
 /// Fetches and reads a source into memory. `locked` resolves local paths against the
 /// project root (as the lock records them) and always fetches remote sources again.
