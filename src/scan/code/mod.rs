@@ -17,6 +17,7 @@ pub(crate) mod apis;
 pub(crate) mod effects;
 pub(crate) mod engine;
 pub(crate) mod facts;
+pub(crate) mod front;
 pub(crate) mod js;
 pub(crate) mod ops;
 pub(crate) mod python;
