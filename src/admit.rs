@@ -256,7 +256,7 @@ pub fn check_l1(name: &ExecutorName, vocab: &Vocabulary) -> Result<(), String> {
     for q in &name.qualifiers {
         match vocab.qualifiers.get(q) {
             None => return Err(format!("qualifier `{q}` is not in the vocabulary")),
-            Some(def) if !def.objects.contains(&name.object) => {
+            Some(def) if !def.qualifies(&name.object) => {
                 return Err(format!("qualifier `{q}` cannot qualify `{}`", name.object));
             }
             Some(_) => {}
@@ -871,8 +871,8 @@ pub fn check_l6_builtin(c: &Candidate<'_>, vocab: &Vocabulary) -> Result<(), Str
     let Some(said) = action_of(&lead, vocab) else {
         return Ok(());
     };
-    // A leading word that is also an object ("Labels with…", "Tags…") is a noun.
-    if vocab.object(&lead).is_some() || vocab.object(&route::stem(&lead)).is_some() {
+    // A leading word that is only an object ("Labels with…", "Tags…") is a noun.
+    if vocab.action(&lead).is_none() && (vocab.object(&lead).is_some() || vocab.object(&route::stem(&lead)).is_some()) {
         return Ok(());
     }
     if !contradicts(own.class, said.class) {
@@ -989,6 +989,9 @@ mod tests {
                 line: 1,
                 invocations: 1,
                 description: description.map(str::to_owned),
+                context: None,
+                aliases: Vec::new(),
+                free_text: false,
             },
             outcome: Outcome::Translated(n.clone()),
             steps: vec![],

@@ -56,6 +56,8 @@ fn plan_json(p: &Plan, explain: bool) -> serde_json::Value {
     let sc = &p.subcommand;
     let mut v = json!({
         "subcommand": sc.display(),
+        "words": sc.words,
+        "aliases": sc.aliases,
         "program": program_json(&sc.program),
         "source_section": sc.source_section,
         "line": sc.line,
@@ -202,7 +204,8 @@ pub(crate) fn run(args: &PlanArgs, out: &mut Printer) -> anyhow::Result<Status> 
                 .collect();
             skills.extend(results.iter().map(|(s, t, error)| {
                 let name = crate::skill::analyze_skill(db, *s, settings).model.name.as_ref().map(|n| n.value.clone());
-                json!({"path": s.display(db), "name": name, "provider": t.provider, "instruction_only": t.plans.is_empty(),
+                let object = t.object.as_ref().map(|o| json!({"object": o.object, "evidence": o.evidence}));
+                json!({"path": s.display(db), "name": name, "provider": t.provider, "object": object, "instruction_only": t.plans.is_empty(),
                        "error": error, "plans": t.plans.iter().map(|p| plan_json(p, args.explain)).collect::<Vec<_>>()})
             }));
             let report = json!({
