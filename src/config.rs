@@ -8,10 +8,9 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::db::Limits;
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Source, toml_error};
+use crate::model::{AdmissionSettings, FindingSeverity, Level, Limits};
 use crate::rules;
-use crate::skill::source::Source;
 
 /// Longest catalog lifetime accepted, in days (100 years).
 pub const MAX_EXPIRES_DAYS: u32 = 36_500;
@@ -24,76 +23,6 @@ pub const MAX_IMPORT_MAX_AGE_DAYS: u32 = 3_650;
 
 /// File name of the configuration, at the project root.
 pub const FILE_NAME: &str = "pipeline.toml";
-
-/// An admission level (PRODUCT.md, "Admission levels").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Level {
-    /// Vocabulary and name grammar.
-    L1,
-    /// Name unique across the catalog.
-    L2,
-    /// Affinity overlap below the threshold.
-    L3,
-    /// Routing of prototype requests.
-    L4,
-    /// The wrapper is executable and matches the manifest.
-    L5,
-    /// Semantic agreement of wording and name.
-    L6,
-}
-
-impl Level {
-    /// All levels in order.
-    pub const ALL: [Level; 6] = [Level::L1, Level::L2, Level::L3, Level::L4, Level::L5, Level::L6];
-
-    /// `L1` … `L6`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::L1 => "L1",
-            Level::L2 => "L2",
-            Level::L3 => "L3",
-            Level::L4 => "L4",
-            Level::L5 => "L5",
-            Level::L6 => "L6",
-        }
-    }
-
-    /// Parses `L1`…`L6` (case-insensitive).
-    pub fn parse(s: &str) -> Option<Level> {
-        Level::ALL
-            .into_iter()
-            .find(|l| l.as_str().eq_ignore_ascii_case(s.trim()))
-    }
-}
-
-/// Severity threshold of security findings that rejects a skill (`[scan] fail_on`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum FindingSeverity {
-    /// Informational.
-    Info,
-    /// Low.
-    Low,
-    /// Medium.
-    Medium,
-    /// High (the default threshold).
-    #[default]
-    High,
-    /// Critical.
-    Critical,
-}
-
-impl FindingSeverity {
-    fn parse(s: &str) -> Option<FindingSeverity> {
-        Some(match s {
-            "info" => FindingSeverity::Info,
-            "low" => FindingSeverity::Low,
-            "medium" => FindingSeverity::Medium,
-            "high" => FindingSeverity::High,
-            "critical" => FindingSeverity::Critical,
-            _ => return None,
-        })
-    }
-}
 
 /// The resolved configuration. Paths are relative to the project root.
 #[derive(Clone, Debug, PartialEq)]
@@ -110,12 +39,8 @@ pub struct Config {
     pub expires_days: u32,
     /// Admission levels skipped (recorded as weakened evidence).
     pub skip: Vec<Level>,
-    /// L3 affinity threshold (default 0.5).
-    pub affinity_threshold: f64,
-    /// L3 affinity threshold when both executors carry the same provider (default 0.85).
-    pub affinity_threshold_same_provider: f64,
-    /// External L6 verifier command; empty means built-in.
-    pub verifier: String,
+    /// The `[admission]` thresholds and external verifier.
+    pub admission: AdmissionSettings,
     /// Findings at or above this severity reject a skill.
     pub fail_on: FindingSeverity,
     /// Size and count limits.
@@ -137,9 +62,7 @@ impl Default for Config {
             signing_key: PathBuf::from(".skillc/signing.key"),
             expires_days: 365,
             skip: Vec::new(),
-            affinity_threshold: 0.5,
-            affinity_threshold_same_provider: 0.85,
-            verifier: String::new(),
+            admission: AdmissionSettings::default(),
             fail_on: FindingSeverity::High,
             limits: Limits::default(),
             vocabulary_explicit: false,
@@ -281,9 +204,9 @@ pub fn parse(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
         }
         cfg.skip.sort();
         for (slot, value) in [
-            (&mut cfg.affinity_threshold, a.affinity_threshold),
+            (&mut cfg.admission.affinity_threshold, a.affinity_threshold),
             (
-                &mut cfg.affinity_threshold_same_provider,
+                &mut cfg.admission.affinity_threshold_same_provider,
                 a.affinity_threshold_same_provider,
             ),
         ] {
@@ -301,7 +224,7 @@ pub fn parse(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
             }
         }
         if let Some(v) = a.verifier {
-            cfg.verifier = v;
+            cfg.admission.verifier = v;
         }
     }
     if let Some(s) = parsed.scan
@@ -352,28 +275,6 @@ pub fn parse(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
         }
     }
     (cfg, diags)
-}
-
-/// Turns a `toml` deserialization error into a diagnostic: `unknown` for unknown keys,
-/// `invalid` for everything else.
-pub fn toml_error(
-    src: &Source<'_>,
-    e: &toml::de::Error,
-    invalid: &'static rules::Rule,
-    unknown: &'static rules::Rule,
-) -> Diagnostic {
-    let span = e.span().unwrap_or(0..0);
-    let message = e.message().trim().to_owned();
-    if let Some(rest) = message.strip_prefix("unknown field ") {
-        let field = rest.split(',').next().unwrap_or(rest).trim();
-        let expected = rest.split_once("expected ").map(|(_, x)| x.to_owned());
-        let mut d = Diagnostic::new(unknown, src.file, src.span(span), format!("unknown key {field}"));
-        if let Some(x) = expected {
-            d = d.help(format!("expected {x}"));
-        }
-        return d;
-    }
-    Diagnostic::new(invalid, src.file, src.span(span), message)
 }
 
 #[cfg(test)]

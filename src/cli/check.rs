@@ -7,9 +7,11 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::{CheckArgs, Format, Printer, Status};
-use crate::db::{Contents, Db, Limits, Settings, SkillSource, load};
+use crate::db::{Contents, Db, Settings, SkillSource, load};
 use crate::diag::{self, Counts, Diagnostic, RenderOptions, Severity};
-use crate::skill::{self, validate::Mode};
+use crate::model::Limits;
+use crate::model::Mode;
+use crate::skill;
 
 /// Skills loaded into a fresh database.
 pub(crate) struct Loaded {

@@ -221,21 +221,10 @@ fn explain(code: Option<&str>, out: &mut Printer) -> anyhow::Result<Status> {
                 out.flush()?;
                 Ok(Status::Success)
             }
-            // Scan rules (`SC…`) have their own table: their severities are info…critical.
-            None => match crate::scan::rules::find(code) {
-                Some(rule) => {
-                    out.line(rule.explanation.trim_end())?;
-                    out.flush()?;
-                    Ok(Status::Success)
-                }
-                None => anyhow::bail!("unknown code `{code}`; run `skillc explain` to list every code"),
-            },
+            None => anyhow::bail!("unknown code `{code}`; run `skillc explain` to list every code"),
         },
         None => {
             for r in crate::rules::ALL {
-                out.line(&format!("{}  {:<28} {:<8} {}", r.code, r.name, r.severity, r.summary))?;
-            }
-            for r in crate::scan::rules::ALL {
                 out.line(&format!("{}  {:<28} {:<8} {}", r.code, r.name, r.severity, r.summary))?;
             }
             out.flush()?;

@@ -10,11 +10,11 @@ use serde_json::json;
 
 use super::check::load_skills;
 use super::{Printer, Status, project};
-use crate::config::FindingSeverity;
 use crate::diag;
+use crate::model::FindingSeverity;
+use crate::model::Mode;
 use crate::scan::unicode::{escape_invisible, escape_name};
 use crate::scan::{self, Finding, ScanReport};
-use crate::skill::validate::Mode;
 
 /// Output formats of `skillc scan`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -290,21 +290,24 @@ fn uri(path: &str) -> String {
 
 /// A SARIF 2.1.0 log: one run, every scan rule in the driver, one result per finding.
 fn sarif(scanned: &[Scanned], min: FindingSeverity) -> serde_json::Value {
-    let rules: Vec<serde_json::Value> = scan::rules::ALL
-        .iter()
+    let rules: Vec<serde_json::Value> = crate::rules::scan_rules()
         .map(|r| {
+            let severity = r.finding_severity().unwrap_or_default();
             json!({
                 "id": r.code,
                 "name": r.name,
                 "shortDescription": {"text": r.summary},
                 "fullDescription": {"text": r.summary},
                 "help": {"text": r.explanation, "markdown": r.explanation},
-                "defaultConfiguration": {"level": sarif_level(r.severity)},
-                "properties": {"security-severity": security_severity(r.severity), "tags": ["security"]},
+                "defaultConfiguration": {"level": sarif_level(severity)},
+                "properties": {"security-severity": security_severity(severity), "tags": ["security"]},
             })
         })
         .collect();
-    let index: BTreeMap<&str, usize> = scan::rules::ALL.iter().enumerate().map(|(i, r)| (r.code, i)).collect();
+    let index: BTreeMap<&str, usize> = crate::rules::scan_rules()
+        .enumerate()
+        .map(|(i, r)| (r.code, i))
+        .collect();
     let results: Vec<serde_json::Value> = scanned
         .iter()
         .flat_map(|s| shown(s, min))

@@ -22,12 +22,13 @@
 
 use std::io::{Cursor, Write as _};
 
+use crate::diag::Source;
 use crate::diag::{Diagnostic, Pos, Severity, Span};
+use crate::model::Mode;
 use crate::rules;
 use crate::skill::frontmatter;
 use crate::skill::model::STANDARD_FIELDS;
-use crate::skill::source::Source;
-use crate::skill::validate::{self, Context, Mode};
+use crate::skill::validate::{self, Context};
 use crate::skill::yaml::{Node, NodeKind};
 use crate::skill::yaml_out::{self, Value};
 
@@ -376,7 +377,7 @@ pub fn stringify(node: &Node) -> String {
 pub fn is_exported(rel_path: &str) -> bool {
     rel_path
         .split('/')
-        .all(|part| !part.starts_with('.') && !crate::db::load::SKIPPED_DIRS.contains(&part))
+        .all(|part| !part.starts_with('.') && !crate::model::SKIPPED_DIRS.contains(&part))
 }
 
 /// A file for the archive.

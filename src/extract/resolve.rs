@@ -523,7 +523,7 @@ fn install_bins(fm: &Node, bins: &mut Vec<String>) {
             continue;
         };
         for recipe in install {
-            if let Some(list) = recipe.get_value("bins").and_then(crate::skill::model::strings_of) {
+            if let Some(list) = recipe.get_value("bins").and_then(Node::strings) {
                 for b in list {
                     if is_program_name(&b) && !bins.contains(&b) {
                         bins.push(b);

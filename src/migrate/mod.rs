@@ -19,13 +19,14 @@
 
 use serde::Serialize;
 
+use crate::diag::Source;
 use crate::diag::{Diagnostic, Severity, Span};
+use crate::model::Mode;
 use crate::rules;
 use crate::skill::frontmatter;
 use crate::skill::gaia::{Permission, SecurityTier};
 use crate::skill::model::OPENCLAW_NAMESPACES;
-use crate::skill::source::Source;
-use crate::skill::validate::{self, Context, Mode};
+use crate::skill::validate::{self, Context};
 use crate::skill::yaml::{self, Node, NodeKind};
 use crate::skill::yaml_out::{self, Value};
 
@@ -383,7 +384,7 @@ struct Writer<'a> {
 
 /// Strings of a string or a list of strings.
 fn strings(node: &Node) -> Option<Vec<String>> {
-    crate::skill::model::strings_of(node)
+    node.strings()
 }
 
 impl Writer<'_> {
@@ -1220,7 +1221,7 @@ fn merge_list(gaia: &mut Value, path: &[&str], items: Vec<String>) {
 }
 
 /// The vendor formats a SKILL.md text uses (empty when its frontmatter cannot be read).
-pub fn detect_text(text: &str) -> Vec<Vendor> {
+pub fn vendor_formats(text: &str) -> Vec<Vendor> {
     let src = Source::new("SKILL.md", text);
     let (split, _) = frontmatter::split(&src);
     let Some(split) = split else { return Vec::new() };

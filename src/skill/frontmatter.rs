@@ -8,9 +8,9 @@
 
 use std::ops::Range;
 
+use crate::diag::Source;
 use crate::diag::{Diagnostic, LineIndex, Pos, Span};
 use crate::rules;
-use crate::skill::source::Source;
 
 /// Where the parts of a SKILL.md are, as byte ranges of the file.
 #[derive(Clone, Debug, PartialEq, Eq)]

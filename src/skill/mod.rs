@@ -7,7 +7,6 @@
 pub mod frontmatter;
 pub mod gaia;
 pub mod model;
-pub mod source;
 pub mod tools;
 pub mod validate;
 pub mod yaml;

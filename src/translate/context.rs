@@ -2,7 +2,7 @@
 //! and its default object (issue 12: "a default object per skill, inferred from its
 //! title/description with the evidence shown, and declarable").
 
-use crate::vocab::{Match, Vocabulary};
+use crate::vocab::Vocabulary;
 
 /// What naming knows about one skill.
 #[derive(Clone, Copy, Debug, Default)]
@@ -171,18 +171,6 @@ pub fn skill_context(info: &SkillInfo<'_>, vocab: &Vocabulary) -> Context {
         object,
         own_words,
     }
-}
-
-/// The object a word means in `domain`, else globally.
-pub fn object_in<'v>(vocab: &'v Vocabulary, domain: Option<&str>, word: &str) -> Option<Match<'v>> {
-    if let Some(o) = domain
-        .and_then(|d| vocab.meaning(d, word))
-        .and_then(|m| m.object.as_deref())
-        .and_then(|o| vocab.objects.get_key_value(o))
-    {
-        return Some(Match::Synonym(o.0));
-    }
-    vocab.object(word)
 }
 
 #[cfg(test)]

@@ -21,11 +21,12 @@ mod prose;
 use std::collections::BTreeMap;
 
 use crate::db::{Settings, SkillSource, TextInput};
+use crate::diag::Rule;
 use crate::extract::{self, SubCommand};
-use crate::rules::{self, Rule};
+use crate::rules;
 use crate::skill;
 use crate::vocab::{self, Vocabulary};
-pub use context::{Context, DefaultObject, SkillInfo, provider_for, skill_context};
+pub use context::{Context, DefaultObject, SkillInfo, skill_context};
 
 /// A canonical executor name and its parts.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

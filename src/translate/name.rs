@@ -5,8 +5,9 @@
 
 use super::context::Context;
 use super::{ExecutorName, Outcome, Step};
+use crate::diag::Rule;
 use crate::extract::{Arg, SubCommand};
-use crate::rules::{self, Rule};
+use crate::rules;
 use crate::skill::gaia::ParamType;
 use crate::vocab::{Match, Vocabulary};
 

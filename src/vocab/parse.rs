@@ -10,9 +10,8 @@ use super::{
     Action, ActionClass, ContextRule, Domain, LoadedVocabulary, Meaning, Object, Qualifier, QualifierClass, Vocabulary,
     is_name_word, is_synonym_word,
 };
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Rule, Source};
 use crate::rules;
-use crate::skill::source::Source;
 
 type Sp<T> = toml::Spanned<T>;
 
@@ -119,7 +118,7 @@ struct Checker<'a> {
 }
 
 impl Checker<'_> {
-    fn error(&mut self, rule: &'static rules::Rule, span: Range<usize>, msg: String) {
+    fn error(&mut self, rule: &'static Rule, span: Range<usize>, msg: String) {
         let d = Diagnostic::new(rule, self.src.file, self.src.span(span), msg);
         self.diags.push(d);
     }
@@ -229,7 +228,7 @@ pub fn parse(path: &str, text: &str) -> LoadedVocabulary {
     let file: File = match toml::from_str(text) {
         Ok(f) => f,
         Err(e) => {
-            let d = crate::config::toml_error(&c.src, &e, &rules::VO001, &rules::VO001);
+            let d = crate::diag::toml_error(&c.src, &e, &rules::VO001, &rules::VO001);
             return LoadedVocabulary {
                 vocabulary: Vocabulary::default(),
                 diagnostics: vec![d],

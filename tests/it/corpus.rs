@@ -2,12 +2,10 @@
 //! every skill once with a status, keeps a stable summary, and agrees with the reference
 //! validator `skills-ref` on a hand-picked sample.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use common::{codes_with, corpus, insta_settings, skillc};
+use crate::common::{codes_with, corpus, insta_settings, skillc};
 
 /// The corpus folder's parent (the working directory) and its name (the argument), so that
 /// displayed paths do not depend on where the corpus lives.
@@ -30,7 +28,7 @@ fn skill_folders(root: &Path, name: &str) -> BTreeSet<String> {
         .filter_entry(|e| {
             !(e.depth() > 0
                 && e.file_type().is_dir()
-                && skillc::db::load::SKIPPED_DIRS.contains(&e.file_name().to_string_lossy().as_ref()))
+                && skillc::SKIPPED_DIRS.contains(&e.file_name().to_string_lossy().as_ref()))
         })
         .map(|e| e.expect("walkable corpus"))
         .filter(|e| !e.file_type().is_dir() && matches!(e.file_name().to_str(), Some("SKILL.md" | "skill.md")))

@@ -2,12 +2,10 @@
 //! gog), snapshots of varied command styles, corpus-wide totals, and determinism across thread
 //! counts.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use common::{corpus, insta_settings, manifest_dir, skillc};
+use crate::common::{corpus, insta_settings, manifest_dir, skillc};
 
 /// Corpus skills of different command styles, each snapshotted with `--explain` and as JSON.
 const SAMPLES: &[(&str, &str)] = &[

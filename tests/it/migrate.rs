@@ -3,15 +3,14 @@
 //! corpus migrated in a temporary copy (no panic, every result passes `skillc check`, the body
 //! is unchanged, no frontmatter value is lost, totals as recorded).
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use common::{copy_dir, corpus, insta_settings, manifest_dir, skillc};
-use skillc::migrate::{self, FromFormat, Migration, Outcome};
-use skillc::skill::validate::{self, Context, Mode};
+use crate::common::{copy_dir, corpus, insta_settings, manifest_dir, skillc};
+use skillc::{
+    Analysis, FromFormat, Migration, MigrationOutcome as Outcome, Mode, ValidationContext as Context, analyze,
+};
 
 /// The migrated frontmatter (up to the closing fence) and the report, as one text.
 fn render(m: &Migration) -> String {
@@ -44,20 +43,22 @@ fn render(m: &Migration) -> String {
 fn migrate_dir(dir: &Path, display: &str) -> (String, Migration) {
     let text = std::fs::read_to_string(dir.join("SKILL.md")).expect("readable SKILL.md");
     let name = dir.file_name().expect("named").to_string_lossy().into_owned();
-    let m = migrate::migrate(&format!("{display}/SKILL.md"), &name, &text, FromFormat::Auto);
+    let m = skillc::migrate(&format!("{display}/SKILL.md"), &name, &text, FromFormat::Auto);
     (text, m)
 }
 
 /// The body (everything after the closing fence line) of a SKILL.md.
 fn body(text: &str) -> &str {
-    let src = skillc::skill::source::Source::new("x", text);
-    let (split, _) = skillc::skill::frontmatter::split(&src);
-    let split = split.expect("a frontmatter");
-    &text[split.body]
+    let ctx = Context {
+        dir_name: "x",
+        mode: Mode::Default,
+    };
+    let body = analyze("SKILL.md", text.as_bytes(), &ctx).body.expect("a frontmatter");
+    &text[body]
 }
 
 fn assert_passes_check(dir_name: &str, text: &str) {
-    let a = validate::analyze(
+    let a = analyze(
         "SKILL.md",
         text.as_bytes(),
         &Context {
@@ -68,7 +69,7 @@ fn assert_passes_check(dir_name: &str, text: &str) {
     let errors: Vec<String> = a
         .diagnostics
         .iter()
-        .filter(|d| d.severity == skillc::diag::Severity::Error)
+        .filter(|d| d.severity == skillc::Severity::Error)
         .map(|d| format!("{}: {}", d.rule.code, d.message))
         .collect();
     assert!(errors.is_empty(), "{dir_name}: {errors:?}\n{text}");
@@ -91,7 +92,7 @@ fn migration_is_idempotent_and_keeps_credentials_readable() {
     let dir = manifest_dir().join("tests/fixtures/migrate/hermes-all-fields");
     let (_, m) = migrate_dir(&dir, "hermes-all-fields");
     let once = m.output.expect("migrated");
-    let twice = migrate::migrate("SKILL.md", "hermes-all-fields", &once, FromFormat::Auto);
+    let twice = skillc::migrate("SKILL.md", "hermes-all-fields", &once, FromFormat::Auto);
     assert_eq!(
         twice.output.as_deref(),
         Some(once.as_str()),
@@ -102,13 +103,13 @@ fn migration_is_idempotent_and_keeps_credentials_readable() {
         dir_name: "hermes-all-fields",
         mode: Mode::Default,
     };
-    let before = validate::analyze(
+    let before = analyze(
         "SKILL.md",
         &std::fs::read(dir.join("SKILL.md")).expect("readable"),
         &ctx,
     );
-    let after = validate::analyze("SKILL.md", once.as_bytes(), &ctx);
-    let bindings = |a: &validate::Analysis| {
+    let after = analyze("SKILL.md", once.as_bytes(), &ctx);
+    let bindings = |a: &Analysis| {
         let mut v: Vec<String> = a.model.credentials.iter().map(|c| c.binding.clone()).collect();
         v.sort();
         v.dedup();
@@ -130,14 +131,14 @@ fn migration_is_idempotent_and_keeps_credentials_readable() {
 fn from_selects_the_vendor_and_unrelated_skills_are_skipped() {
     let dir = manifest_dir().join("tests/fixtures/migrate/openclaw-all-fields");
     let text = std::fs::read_to_string(dir.join("SKILL.md")).expect("readable");
-    let m = migrate::migrate("SKILL.md", "openclaw-all-fields", &text, FromFormat::Hermes);
+    let m = skillc::migrate("SKILL.md", "openclaw-all-fields", &text, FromFormat::Hermes);
     assert_eq!(m.outcome, Outcome::Skipped);
     assert_eq!(m.output, None);
     assert_eq!(
         m.diagnostics.iter().map(|d| d.rule.code).collect::<Vec<_>>(),
         vec!["MG004"]
     );
-    let m = migrate::migrate("SKILL.md", "other-name", &text, FromFormat::OpenClaw);
+    let m = skillc::migrate("SKILL.md", "other-name", &text, FromFormat::OpenClaw);
     assert_eq!(
         m.outcome,
         Outcome::Failed,
@@ -181,7 +182,7 @@ fn corpus_skills_migrate_as_recorded() {
 
 /// Every scalar of a frontmatter (keys excluded), for the losslessness check.
 fn scalars(text: &str, dir_name: &str) -> Vec<String> {
-    let a = validate::analyze(
+    let a = analyze(
         "SKILL.md",
         text.as_bytes(),
         &Context {
@@ -201,13 +202,14 @@ fn scalars(text: &str, dir_name: &str) -> Vec<String> {
 /// frontmatter loads, else by the words of its first lines (so that unreadable vendor skills
 /// are counted, as failures).
 fn is_vendor_skill(text: &str) -> bool {
-    if !migrate::detect_text(text).is_empty() {
+    if !skillc::vendor_formats(text).is_empty() {
         return true;
     }
-    let src = skillc::skill::source::Source::new("x", text);
-    let loads = skillc::skill::frontmatter::split(&src)
-        .0
-        .is_some_and(|s| skillc::skill::yaml::load(&src, s.frontmatter).root.is_some());
+    let ctx = Context {
+        dir_name: "x",
+        mode: Mode::Default,
+    };
+    let loads = analyze("SKILL.md", text.as_bytes(), &ctx).frontmatter.is_some();
     let head: String = text.lines().take(60).collect::<Vec<_>>().join("\n");
     !loads
         && [
@@ -277,7 +279,7 @@ fn every_hermes_and_openclaw_corpus_skill_migrates_or_says_why() {
                     assert!(kept.binary_search(&v).is_ok(), "{path}: the value {v:?} was lost");
                 }
                 // A second migration changes nothing.
-                let again = migrate::migrate("SKILL.md", &name, &after, FromFormat::Auto);
+                let again = skillc::migrate("SKILL.md", &name, &after, FromFormat::Auto);
                 assert_eq!(
                     again.output.as_deref(),
                     Some(after.as_str()),

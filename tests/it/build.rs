@@ -2,13 +2,11 @@
 //! catalog the stock `minisign` accepts; tampering is caught and named; builds are
 //! reproducible and a build that changes nothing writes nothing; wrappers run.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Run, SKILLC, copy_dir, corpus, insta_settings, manifest_dir, skillc_env, tree, write_test_key};
+use crate::common::{Run, SKILLC, copy_dir, corpus, insta_settings, manifest_dir, skillc_env, tree, write_test_key};
 
 /// A project in a temporary folder: a copy of the repository's example skills and a test key.
 struct Project {

@@ -3,9 +3,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use skillc::db::{self, Contents, Db, Limits, Settings, SkillSource, TextInput, load};
-use skillc::skill::validate::Mode;
-use skillc::{translate, vocab};
+use skillc::{
+    BUILT_IN_VOCABULARY, Contents, Db, ExecutionLog, Limits, Mode, Settings, SkillSource, TextInput, discover,
+    read_skills, set_contents_if_changed, set_text_if_changed, to_inputs, translate_skill,
+};
 
 fn skill_md(name: &str, subcommands: &[&str]) -> String {
     // Distinct descriptions, as real skills have: admission's L3 tells executors apart by
@@ -38,7 +39,7 @@ fn project(dir: &Path) {
 
 struct Fixture {
     db: Db,
-    log: Arc<db::ExecutionLog>,
+    log: Arc<ExecutionLog>,
     settings: Settings,
     vocab: TextInput,
     skills: Vec<SkillSource>,
@@ -49,11 +50,11 @@ fn fixture() -> Fixture {
     let dir = tempfile::tempdir().expect("tempdir");
     project(dir.path());
     let (db, log) = Db::with_execution_log();
-    let found = load::discover(dir.path(), &[PathBuf::from("skills")], &[]).expect("discover");
-    let read = load::read(found.skills, Limits::default(), true);
-    let skills = load::to_inputs(&db, read);
+    let found = discover(dir.path(), &[PathBuf::from("skills")], &[]).expect("discover");
+    let read = read_skills(found.skills, Limits::default(), true);
+    let skills = to_inputs(&db, read);
     let settings = Settings::new(&db, Mode::Default, Limits::default());
-    let vocab = TextInput::new(&db, "vocabulary.toml".into(), vocab::DEFAULT_TEXT.into());
+    let vocab = TextInput::new(&db, "vocabulary.toml".into(), BUILT_IN_VOCABULARY.into());
     Fixture {
         db,
         log,
@@ -68,7 +69,7 @@ impl Fixture {
     /// Translates every skill and returns the executed query names, sorted.
     fn run(&self) -> Vec<String> {
         for s in &self.skills {
-            let _ = translate::translate_skill(&self.db, *s, self.settings, self.vocab);
+            let _ = translate_skill(&self.db, *s, self.settings, self.vocab);
         }
         let mut v = self.log.take();
         v.sort();
@@ -76,7 +77,7 @@ impl Fixture {
     }
 
     fn names(&self, i: usize) -> Vec<String> {
-        let t = translate::translate_skill(&self.db, self.skills[i], self.settings, self.vocab);
+        let t = translate_skill(&self.db, self.skills[i], self.settings, self.vocab);
         t.plans.iter().filter_map(|p| p.name().map(|n| n.full())).collect()
     }
 }
@@ -101,7 +102,7 @@ fn editing_one_skill_retranslates_only_that_skill() {
     // Edit alpha only.
     let file = f.skills[0].skill_md(&f.db).expect("SKILL.md");
     let text = skill_md("alpha", &["files list", "files get", "files delete"]);
-    assert!(db::set_contents_if_changed(
+    assert!(set_contents_if_changed(
         &mut f.db,
         file,
         Contents::Bytes(Arc::from(text.into_bytes()))
@@ -120,7 +121,7 @@ fn editing_one_skill_retranslates_only_that_skill() {
     let same = Contents::Bytes(Arc::from(
         skill_md("alpha", &["files list", "files get", "files delete"]).into_bytes(),
     ));
-    assert!(!db::set_contents_if_changed(&mut f.db, file, same));
+    assert!(!set_contents_if_changed(&mut f.db, file, same));
     assert!(f.run().is_empty());
 }
 
@@ -128,8 +129,8 @@ fn editing_one_skill_retranslates_only_that_skill() {
 fn editing_the_vocabulary_retranslates_every_skill_but_extracts_nothing() {
     let mut f = fixture();
     f.run();
-    let edited = vocab::DEFAULT_TEXT.replace("synonyms = [\"search\",", "synonyms = [\"seek\", \"search\",");
-    assert!(db::set_text_if_changed(&mut f.db, f.vocab, edited));
+    let edited = BUILT_IN_VOCABULARY.replace("synonyms = [\"search\",", "synonyms = [\"seek\", \"search\",");
+    assert!(set_text_if_changed(&mut f.db, f.vocab, edited));
     let after = f.run();
     assert_eq!(count(&after, "vocabulary"), 1, "{after:?}");
     assert_eq!(count(&after, "translate_skill"), 3, "{after:?}");
@@ -138,7 +139,7 @@ fn editing_the_vocabulary_retranslates_every_skill_but_extracts_nothing() {
 
     // A comment-only edit re-parses the vocabulary, which comes out equal: no re-translation.
     let text = f.vocab.text(&f.db).clone() + "\n# a comment\n";
-    assert!(db::set_text_if_changed(&mut f.db, f.vocab, text));
+    assert!(set_text_if_changed(&mut f.db, f.vocab, text));
     let comment = f.run();
     assert_eq!(count(&comment, "vocabulary"), 1, "{comment:?}");
     assert_eq!(count(&comment, "translate_skill"), 0, "{comment:?}");
@@ -149,7 +150,7 @@ fn editing_a_support_file_does_not_reparse_skill_md() {
     let mut f = fixture();
     f.run();
     let script = f.skills[1].files(&f.db)[0];
-    assert!(db::set_contents_if_changed(
+    assert!(set_contents_if_changed(
         &mut f.db,
         script,
         Contents::Bytes(Arc::from(&b"print('changed')\n"[..]))
@@ -160,15 +161,15 @@ fn editing_a_support_file_does_not_reparse_skill_md() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The whole build (`skillc::build`): which queries re-run, what is re-signed and rewritten.
+// The whole build (`skillc::Session`): which queries re-run, what is re-signed and rewritten.
 
 mod session {
     use std::path::{Path, PathBuf};
 
-    use skillc::build::session::{Options, Outcome, Session};
-    use skillc::db::{Db, ExecutionLog, Limits};
-    use skillc::sign::SecretKey;
-    use skillc::vocab;
+    use skillc::{
+        BUILT_IN_VOCABULARY, BUILT_IN_VOCABULARY_PATH, BuildOptions as Options, BuildOutcome as Outcome, Db,
+        ExecutionLog, Limits, SecretKey, Session,
+    };
 
     use super::{count, project};
 
@@ -196,12 +197,12 @@ mod session {
             expires_days: 365,
             key: SecretKey::from_seed([7; 32], *b"testKEY!"),
             sde: Some(1_800_000_000),
-            vocab_path: vocab::DEFAULT_PATH.into(),
+            vocab_path: BUILT_IN_VOCABULARY_PATH.into(),
             admission: Default::default(),
             fail_on: Default::default(),
             imported_from: Default::default(),
         };
-        let s = Session::open_with(db, opts, vocab::DEFAULT_TEXT.into()).expect("open");
+        let s = Session::open_with(db, opts, BUILT_IN_VOCABULARY.into()).expect("open");
         Build { s, log, dir }
     }
 
@@ -310,7 +311,7 @@ mod session {
     fn vocabulary_edited_retranslates_every_skill_without_reading_or_parsing() {
         let mut b = open();
         b.build();
-        let edited = vocab::DEFAULT_TEXT.replace("synonyms = [\"search\",", "synonyms = [\"seek\", \"search\",");
+        let edited = BUILT_IN_VOCABULARY.replace("synonyms = [\"search\",", "synonyms = [\"seek\", \"search\",");
         assert!(b.s.set_vocabulary(edited));
         let (_, log) = b.build();
         let counts = per_skill(&log);

@@ -1,12 +1,10 @@
 //! Regressions found by adversarial testing: hostile inputs and hostile `out/` folders must
 //! never crash, hang, lose data, write outside `out/`, or slip past `skillc verify`.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Run, skillc_env};
+use crate::common::{Run, skillc_env};
 
 fn run(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     skillc_env(cwd, args, env)
@@ -27,7 +25,7 @@ fn project() -> tempfile::TempDir {
         "import json, sys\nprint(json.dumps(sys.argv[1:]))\n",
     )
     .expect("write");
-    let key = skillc::sign::SecretKey::from_seed([9u8; 32], *b"advKEY!!");
+    let key = skillc::SecretKey::from_seed([9u8; 32], *b"advKEY!!");
     std::fs::write(dir.path().join("test.key"), key.to_file()).expect("key");
     dir
 }

@@ -106,15 +106,13 @@ pub fn insta_settings() -> insta::Settings {
     s
 }
 
-/// The corpus: `$SKILLC_CORPUS`, else `<repo>/../shared/corpus`, else `/work/shared/corpus`.
+/// The corpus: `$SKILLC_CORPUS`, else `$SKILLC_SHARED/corpus`, else `<repo>/../shared/corpus`.
 /// `None` (with a note) when absent; a failure when `$SKILLC_REQUIRE_CORPUS` is set.
 pub fn corpus() -> Option<PathBuf> {
-    let candidates = match std::env::var_os("SKILLC_CORPUS") {
-        Some(p) => vec![PathBuf::from(p)],
-        None => vec![
-            manifest_dir().join("../shared/corpus"),
-            PathBuf::from("/work/shared/corpus"),
-        ],
+    let candidates = match (std::env::var_os("SKILLC_CORPUS"), std::env::var_os("SKILLC_SHARED")) {
+        (Some(p), _) => vec![PathBuf::from(p)],
+        (None, Some(shared)) => vec![PathBuf::from(shared).join("corpus")],
+        (None, None) => vec![manifest_dir().join("../shared/corpus")],
     };
     let found = candidates
         .iter()
@@ -146,7 +144,7 @@ pub fn copy_dir(from: &Path, to: &Path) {
 
 /// Writes a fixed test key (never a real one): deterministic signatures for snapshots.
 pub fn write_test_key(path: &Path) {
-    let key = skillc::sign::SecretKey::from_seed([42u8; 32], *b"testKEY!");
+    let key = skillc::SecretKey::from_seed([42u8; 32], *b"testKEY!");
     std::fs::write(path, key.to_file()).expect("write key");
 }
 

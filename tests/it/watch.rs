@@ -6,8 +6,6 @@
 //! Synchronisation is on watch's JSON events (`rebuild-finished`), with a generous timeout;
 //! no fixed sleep.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
@@ -15,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{SKILLC, copy_dir, manifest_dir, skillc_env, tree, write_test_key};
+use crate::common::{SKILLC, copy_dir, manifest_dir, skillc_env, tree, write_test_key};
 
 const SDE: (&str, &str) = ("SOURCE_DATE_EPOCH", "1800000000");
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -183,7 +181,7 @@ fn watch_keeps_out_equal_to_a_clean_build_through_edits() {
     let p: PathBuf = dir.path().to_path_buf();
     copy_dir(&manifest_dir().join("skills"), &p.join("skills"));
     write_test_key(&p.join("test.key"));
-    std::fs::write(p.join("vocabulary.toml"), skillc::vocab::DEFAULT_TEXT).expect("write");
+    std::fs::write(p.join("vocabulary.toml"), skillc::BUILT_IN_VOCABULARY).expect("write");
     let w = Watch::start(&p);
     // The first build.
     assert_eq!(diff(&tree(&p.join("out")), &clean_build(&p).1), Vec::<String>::new());

@@ -4,8 +4,6 @@
 //! mapped to local repositories. Each with collisions, drift (`--locked`), cache age and
 //! failures; malicious zips are refused with nothing written.
 
-mod common;
-
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -14,7 +12,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use common::{Run, SKILLC, insta_settings, manifest_dir};
+use crate::common::{Run, SKILLC, insta_settings, manifest_dir};
 use zip::write::SimpleFileOptions;
 
 const SDE: &str = "1800000000";
@@ -702,7 +700,7 @@ fn export_then_import_reproduces_every_skill_byte_for_byte() {
         .iter()
         .map(|n| manifest_dir().join("skills").join(n))
         .collect();
-    if let Some(corpus) = common::corpus() {
+    if let Some(corpus) = crate::common::corpus() {
         let mut all: Vec<PathBuf> = walkdir::WalkDir::new(&corpus)
             .into_iter()
             .filter_map(Result::ok)
@@ -714,7 +712,9 @@ fn export_then_import_reproduces_every_skill_byte_for_byte() {
         let picked: Vec<PathBuf> = all
             .iter()
             .step_by(40)
-            .filter(|d| common::skillc(&manifest_dir(), ["check", "--quiet", &d.display().to_string()]).code == Some(0))
+            .filter(|d| {
+                crate::common::skillc(&manifest_dir(), ["check", "--quiet", &d.display().to_string()]).code == Some(0)
+            })
             .take(20)
             .cloned()
             .collect();

@@ -2,12 +2,10 @@
 //! validator `skills-ref` 0.1.0, over every case of `tests/conformance/` (a vendored copy of
 //! `shared/conformance/`, see its README), and the check that the vendored copy is current.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use common::{Run, codes_with, manifest_dir, skillc};
+use crate::common::{Run, codes_with, manifest_dir, skillc};
 
 /// The vendored cases.
 fn cases_dir() -> PathBuf {
@@ -536,14 +534,12 @@ fn every_reference_message_maps_to_a_rule() {
     assert_eq!(code_for("Something new"), None);
 }
 
-/// The shared folder: `$SKILLC_SHARED`, else `<repo>/../shared`, else `/work/shared`.
+/// The shared folder: `$SKILLC_SHARED`, else `<repo>/../shared` (beside the project).
 fn shared_dir() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("SKILLC_SHARED") {
         return Some(PathBuf::from(p));
     }
-    [manifest_dir().join("../shared"), PathBuf::from("/work/shared")]
-        .into_iter()
-        .find(|p| p.join("conformance").is_dir())
+    Some(manifest_dir().join("../shared")).filter(|p| p.join("conformance").is_dir())
 }
 
 /// Every entry under `root`: relative path -> file bytes (`None` for a folder).

@@ -2,12 +2,10 @@
 //! false-positive fixtures, the human/JSON/SARIF outputs, exit codes, the build gate
 //! (`SC000`), and the hand-reviewed corpus findings (`tests/data/corpus_review.toml`).
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use common::{Run, copy_dir, corpus, insta_settings, manifest_dir, skillc_env, write_test_key};
+use crate::common::{Run, copy_dir, corpus, insta_settings, manifest_dir, skillc_env, write_test_key};
 
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
@@ -59,39 +57,27 @@ fn project() -> tempfile::TempDir {
     dir
 }
 
-/// Every case, the highest severity it must produce (`None`: no finding at all) and the
-/// codes it must contain.
-const CASES: &[(&str, Option<&str>, &[&str])] = &[
-    ("allowed-tools", Some("info"), &["SC030"]),
-    ("base64-pipe-bash", Some("critical"), &["SC010"]),
-    ("binary-files", Some("high"), &["SC021"]),
-    ("credential-exfil", Some("critical"), &["SC015"]),
-    ("download-and-run", Some("critical"), &["SC011"]),
-    ("environment-dump", Some("critical"), &["SC016"]),
-    ("eval-decoded", Some("critical"), &["SC010"]),
-    ("glot-zip-installer", Some("critical"), &["SC011", "SC012", "SC013"]),
-    ("hidden-controls", Some("high"), &["SC001", "SC004"]),
-    ("hidden-instructions", Some("high"), &["SC017"]),
-    ("over-limit", Some("high"), &["SC022"]),
-    ("raw-ip-url", Some("medium"), &["SC014"]),
-    ("rlo-filename", Some("critical"), &["SC001"]),
-    ("tag-payload", Some("critical"), &["SC003"]),
-    ("zero-width-payload", Some("critical"), &["SC002"]),
-    // False positives: below `high`.
-    ("fp-data-pipes", None, &[]),
-    ("fp-flag-emoji", None, &[]),
-    (
-        "fp-security-skill",
-        Some("medium"),
-        &["SC010", "SC011", "SC015", "SC017"],
-    ),
-    ("fp-vendor-installer", Some("low"), &["SC011"]),
-];
-
+/// The cases `project` makes at test time, beside the fixture folders.
 #[cfg(unix)]
-const UNIX_CASES: &[(&str, Option<&str>, &[&str])] = &[("symlink-passwd", Some("critical"), &["SC020"])];
+const GENERATED: &[&str] = &["over-limit", "rlo-filename", "symlink-passwd"];
 #[cfg(not(unix))]
-const UNIX_CASES: &[(&str, Option<&str>, &[&str])] = &[];
+const GENERATED: &[&str] = &["over-limit", "rlo-filename"];
+
+/// The codes of the scan's rules (their severity is on the security scale), in the order
+/// `skillc explain` lists them.
+fn scan_rule_codes(dir: &tempfile::TempDir) -> Vec<String> {
+    let list = skillc_env(dir.path(), &["explain"], &[]);
+    list.stdout
+        .lines()
+        .filter_map(|l| {
+            let mut cols = l.split_whitespace();
+            let (code, _, severity) = (cols.next()?, cols.next()?, cols.next()?);
+            ["info", "low", "medium", "high", "critical"]
+                .contains(&severity)
+                .then(|| code.to_owned())
+        })
+        .collect()
+}
 
 fn scan(dir: &Path, args: &[&str]) -> Run {
     let mut all = vec!["scan"];
@@ -99,30 +85,28 @@ fn scan(dir: &Path, args: &[&str]) -> Run {
     skillc_env(dir, &all, &[])
 }
 
+/// Scans one case: its human output is the reviewed snapshot; the exit status is 1 exactly
+/// when the JSON report says the skill failed (a finding at or above `high`).
+fn scan_case(dir: &Path, case: &str) {
+    let path = format!("skills/{case}");
+    let run = scan(dir, &[&path, "--format", "json"]);
+    let report = run.json();
+    let failed = report["skills"][0]["failed"].as_bool().expect("a `failed` flag");
+    assert_eq!(run.code, Some(i32::from(failed)), "{case}: exit code\n{}", run.stderr);
+    let human = scan(dir, &[&path]);
+    let mut settings = insta_settings();
+    settings.remove_snapshot_suffix();
+    settings.bind(|| insta::assert_snapshot!(format!("scan_{case}"), human.stdout));
+}
+
 #[test]
 fn every_fixture_produces_its_findings() {
     let dir = project();
-    let settings = insta_settings();
-    for (case, highest, codes) in CASES.iter().chain(UNIX_CASES) {
-        let path = format!("skills/{case}");
-        let run = scan(dir.path(), &[&path, "--format", "json"]);
-        let report = run.json();
-        let skill = &report["skills"][0];
-        assert_eq!(skill["highest"].as_str(), *highest, "{case}: {}", run.stdout);
-        let found: BTreeSet<&str> = skill["findings"]
-            .as_array()
-            .expect("findings")
-            .iter()
-            .filter_map(|f| f["code"].as_str())
-            .collect();
-        for code in *codes {
-            assert!(found.contains(code), "{case}: {code} missing from {found:?}");
-        }
-        let blocking = highest.is_some_and(|h| h == "high" || h == "critical");
-        assert_eq!(run.code, Some(i32::from(blocking)), "{case}: exit code\n{}", run.stderr);
-        // The human output is the reviewed snapshot.
-        let human = scan(dir.path(), &[&path]);
-        settings.bind(|| insta::assert_snapshot!(format!("scan_{case}"), human.stdout));
+    insta::glob!("../fixtures", "scan/*", |path| {
+        scan_case(dir.path(), &path.file_name().expect("a case folder").to_string_lossy());
+    });
+    for case in GENERATED {
+        scan_case(dir.path(), case);
     }
 }
 
@@ -134,7 +118,7 @@ fn json_report_has_the_documented_shape() {
     let r = run.json();
     assert_eq!(r["schema"], "skillc.scan/1");
     assert_eq!(r["fail_on"], "high");
-    let n = CASES.len() + UNIX_CASES.len();
+    let n = std::fs::read_dir(dir.path().join("skills")).expect("skills").count();
     assert_eq!(r["summary"]["skills"], n);
     let by_highest = r["summary"]["skills_by_highest"].as_object().expect("object");
     assert_eq!(
@@ -174,7 +158,7 @@ fn sarif_is_a_valid_2_1_0_log() {
         .iter()
         .filter_map(|r| r["id"].as_str())
         .collect();
-    let codes: Vec<&str> = skillc::scan::rules::ALL.iter().map(|r| r.code).collect();
+    let codes = scan_rule_codes(&dir);
     assert_eq!(ids, codes);
     let results = runs[0]["results"].as_array().expect("results");
     assert!(!results.is_empty());
@@ -266,9 +250,11 @@ fn explain_knows_the_scan_rules() {
     assert!(run.stdout.starts_with("# SC011 download-and-execute"), "{}", run.stdout);
     assert!(run.stdout.contains("C1 `vendor-host`"));
     let list = skillc_env(dir.path(), &["explain"], &[]);
-    for r in skillc::scan::rules::ALL {
-        assert!(list.stdout.contains(r.code), "{} missing from `skillc explain`", r.code);
-    }
+    let codes = scan_rule_codes(&dir);
+    assert!(
+        codes.len() >= 16 && codes.iter().all(|c| c.starts_with("SC")),
+        "{codes:?}"
+    );
     assert!(list.stdout.contains("SC000"));
 }
 
@@ -328,8 +314,7 @@ fn the_build_rejects_a_skill_with_a_finding_at_or_above_fail_on() {
 
 #[test]
 fn the_scan_query_reruns_only_for_the_changed_skill() {
-    use skillc::db::{Contents, Db, Limits, Settings, SkillSource, SourceFile, set_contents_if_changed};
-    use skillc::skill::validate::Mode;
+    use skillc::{Contents, Db, Limits, Mode, Settings, SkillSource, SourceFile, set_contents_if_changed};
     let (mut db, log) = Db::with_execution_log();
     let settings = Settings::new(&db, Mode::Default, Limits::default());
     let file = |db: &Db, text: &str| SourceFile::new(db, "SKILL.md".into(), Contents::Bytes(text.as_bytes().into()));
@@ -337,16 +322,16 @@ fn the_scan_query_reruns_only_for_the_changed_skill() {
     let b_md = file(&db, &skill_md("b", "Be nice."));
     let a = SkillSource::new(&db, "a".into(), "a".into(), Some(a_md), Vec::new());
     let b = SkillSource::new(&db, "b".into(), "b".into(), Some(b_md), Vec::new());
-    assert_eq!(skillc::scan::scan_skill(&db, a, settings).findings.len(), 1);
-    assert!(skillc::scan::scan_skill(&db, b, settings).findings.is_empty());
+    assert_eq!(skillc::scan_skill(&db, a, settings).findings.len(), 1);
+    assert!(skillc::scan_skill(&db, b, settings).findings.is_empty());
     log.take();
     set_contents_if_changed(
         &mut db,
         b_md,
         Contents::Bytes(skill_md("b", "Be kind.").as_bytes().into()),
     );
-    assert_eq!(skillc::scan::scan_skill(&db, a, settings).findings.len(), 1);
-    assert!(skillc::scan::scan_skill(&db, b, settings).findings.is_empty());
+    assert_eq!(skillc::scan_skill(&db, a, settings).findings.len(), 1);
+    assert!(skillc::scan_skill(&db, b, settings).findings.is_empty());
     let ran: Vec<String> = log.take().into_iter().filter(|q| q == "scan_skill").collect();
     assert_eq!(ran, vec!["scan_skill".to_owned()], "only b's scan re-runs");
 }

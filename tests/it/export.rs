@@ -2,7 +2,7 @@
 //! `skills-ref`) accepts as they are, for every example skill and 20 corpus skills; byte-
 //! deterministic zips; and the command line (name lookup, formats, refusal, hidden files).
 //!
-//! Every export is also undone with `skillc::export::restore_skill_md` (what `import` uses)
+//! Every export is also undone with `skillc::restore_skill_md` (what `import` uses)
 //! and compared with the original frontmatter and body.
 //!
 //! The reference validator is found at `$SKILLS_REF` or as `agentskills` on `PATH`. Without
@@ -10,14 +10,12 @@
 //! the reference, see docs/compatibility.md) and skips the external run with a note — unless
 //! `CI` is set, where a missing validator fails the test.
 
-mod common;
-
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{copy_dir, corpus, manifest_dir, skillc};
-use skillc::skill::validate::{self, Context, Mode};
+use crate::common::{copy_dir, corpus, manifest_dir, skillc};
+use skillc::{Mode, ValidationContext as Context, analyze};
 
 /// The reference validator's command, or `None` (a failure under CI).
 fn agentskills() -> Option<PathBuf> {
@@ -92,7 +90,7 @@ fn export_and_extract(skill: &Path, work: &Path, n: usize) -> PathBuf {
 fn strict_errors(dir: &Path) -> Vec<String> {
     let name = dir.file_name().expect("named").to_string_lossy().into_owned();
     let bytes = std::fs::read(dir.join("SKILL.md")).expect("SKILL.md");
-    validate::analyze(
+    analyze(
         "SKILL.md",
         &bytes,
         &Context {
@@ -102,14 +100,14 @@ fn strict_errors(dir: &Path) -> Vec<String> {
     )
     .diagnostics
     .iter()
-    .filter(|d| d.severity == skillc::diag::Severity::Error)
+    .filter(|d| d.severity == skillc::Severity::Error)
     .map(|d| format!("{}: {}", d.rule.code, d.message))
     .collect()
 }
 
 /// A SKILL.md's frontmatter as typed JSON (YAML 1.2 core schema) and its body.
 fn meaning(text: &str) -> (serde_json::Value, String) {
-    let a = validate::analyze(
+    let a = analyze(
         "SKILL.md",
         text.as_bytes(),
         &Context {
@@ -161,7 +159,7 @@ fn exports_pass_the_reference_validator() {
         // The export can be undone: the original frontmatter's values and the body come back.
         let exported = std::fs::read_to_string(dir.join("SKILL.md")).expect("SKILL.md");
         let original = std::fs::read_to_string(skill.join("SKILL.md")).expect("SKILL.md");
-        let restored = skillc::export::restore_skill_md(&exported).unwrap_or(exported);
+        let restored = skillc::restore_skill_md(&exported).unwrap_or(exported);
         assert_eq!(
             meaning(&restored),
             meaning(&original),
@@ -375,11 +373,8 @@ fn every_valid_corpus_skill_md_exports_strictly_valid_and_restores() {
             dir_name: &dir_name,
             mode: Mode::Default,
         };
-        let a = validate::analyze("SKILL.md", text.as_bytes(), &ctx);
-        if a.diagnostics
-            .iter()
-            .any(|d| d.severity == skillc::diag::Severity::Error)
-        {
+        let a = analyze("SKILL.md", text.as_bytes(), &ctx);
+        if a.diagnostics.iter().any(|d| d.severity == skillc::Severity::Error) {
             continue;
         }
         let name = a
@@ -388,17 +383,15 @@ fn every_valid_corpus_skill_md_exports_strictly_valid_and_restores() {
             .as_ref()
             .map(|n| n.value.clone())
             .expect("a valid skill has a name");
-        let out = skillc::export::standard_skill_md("SKILL.md", &text, &name);
+        let out = skillc::standard_skill_md("SKILL.md", &text, &name);
         assert!(
-            out.diagnostics
-                .iter()
-                .all(|d| d.severity != skillc::diag::Severity::Error),
+            out.diagnostics.iter().all(|d| d.severity != skillc::Severity::Error),
             "{}: {:?}",
             e.path().display(),
             out.diagnostics
         );
         let new = out.text.expect("exported");
-        let restored = skillc::export::restore_skill_md(&new).unwrap_or(new);
+        let restored = skillc::restore_skill_md(&new).unwrap_or(new);
         assert_eq!(
             meaning(&restored),
             meaning(&text),

@@ -1,0 +1,23 @@
+//! The integration tests, one crate (one link instead of one per file): the real binary on
+//! fixture folders and projects made at test time, whole builds through the library's
+//! boundary, and the tidy checks over the source tree.
+//!
+//! Fixture folders are enumerated (`insta::glob!`) and their snapshot in `snapshots/` is their
+//! only expectation (`cargo insta review` to update); `common` holds the shared helpers.
+
+mod admit;
+mod adversarial;
+mod build;
+mod check;
+mod common;
+mod conformance;
+mod corpus;
+mod export;
+mod import;
+mod incremental;
+mod layers;
+mod migrate;
+mod plan;
+mod scan;
+mod tidy;
+mod watch;
