@@ -430,7 +430,8 @@ fn modes<'c>(idx: &[usize], splits: &[Split], cand: impl Fn(usize) -> &'c Candid
             action_of(first.trim_matches(|c: char| !c.is_alphanumeric()))
         })
     };
-    let flag_action = |f: &str| f.trim_start_matches('-').split('-').find_map(action_of);
+    // The flag's first word must be a verb (`--list-plugins`, `--check`; not `--dry-run`).
+    let flag_action = |f: &str| f.trim_start_matches('-').split('-').next().and_then(action_of);
     let flagged: Vec<&(Option<String>, Vec<usize>)> = parts.iter().filter(|(f, _)| f.is_some()).collect();
     let actions: Vec<Option<String>> = flagged.iter().map(|(_, m)| lead_action(m)).collect();
     let distinct = actions.iter().all(Option::is_some)

@@ -411,8 +411,10 @@ pub(super) fn skill_bins(analysis: &Analysis, body: &Body, dir_name: &str) -> Ve
     let mut programs: Vec<(String, usize, usize)> = Vec::new(); // (program, blocks, lines)
     let mut last_block = None;
     for c in &body.candidates {
-        // Scripts (run directly or by a launcher) compete as one program, `<script>`.
-        let Some(first) = first_word(&c.text).or_else(|| runs_script(&c.text).then(|| "<script>".to_owned())) else {
+        // Scripts (run directly, by a launcher or through a `$VAR` alias) compete as one
+        // program, `<script>`.
+        let aliased = c.text.trim_start().trim_start_matches("$ ").starts_with('$');
+        let Some(first) = first_word(&c.text).or_else(|| (aliased || runs_script(&c.text)).then(|| "<script>".to_owned())) else {
             continue;
         };
         // A list item that only names a program mentions it; it does not run it.

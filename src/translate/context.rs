@@ -70,11 +70,10 @@ pub fn words(text: &str) -> Vec<String> {
 /// Generic nouns a description uses about itself ("this skill", "the user", "the agent"):
 /// not evidence of what the commands act on, in the singular after an article.
 fn self_reference(prev: Option<&str>, word: &str) -> bool {
-    matches!(prev, Some("this" | "the" | "a" | "an" | "your" | "any" | "each"))
-        && matches!(
-            word,
-            "skill" | "user" | "agent" | "tool" | "assistant" | "api" | "cli" | "command" | "bot"
-        )
+    // "skill" in the singular is what every skill calls itself.
+    word == "skill"
+        || matches!(prev, Some("this" | "the" | "a" | "an" | "your" | "any" | "each"))
+            && matches!(word, "user" | "agent" | "tool" | "assistant" | "api" | "cli" | "command" | "bot")
 }
 
 /// The naming context of a skill (pure).
@@ -113,6 +112,11 @@ pub fn skill_context(info: &SkillInfo<'_>, vocab: &Vocabulary) -> Context {
         }
         None => list.push((name.to_owned(), w, vec![why])),
     };
+    // The head of a compound name is its last word (`venue-templates` is about templates).
+    let head = info.name.or(Some(info.dir_name)).and_then(|n| words(n).last().and_then(|w| w.rsplit('-').next().map(str::to_owned)));
+    if let Some(o) = head.as_deref().and_then(|h| vocab.object(h)) {
+        objects.push((o.name().to_owned(), 2, vec![format!("the name's head `{}`", head.as_deref().unwrap_or(""))]));
+    }
     for (text, weight, place) in sources {
         let ws = words(text);
         for (i, w) in ws.iter().enumerate() {
@@ -158,7 +162,7 @@ pub fn skill_context(info: &SkillInfo<'_>, vocab: &Vocabulary) -> Context {
             let best = objects.iter().map(|(_, s, _)| *s).max().unwrap_or(0);
             objects
                 .iter()
-                .find(|(_, s, _)| *s == best && best >= 2)
+                .find(|(_, s, _)| *s == best && best >= 3)
                 .map(|(o, s, why)| DefaultObject {
                     object: o.clone(),
                     evidence: format!("{} (score {s})", why.join(", ")),

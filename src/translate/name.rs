@@ -128,25 +128,31 @@ const CONTENT: &[&str] = &[
     "texts",
 ];
 
-/// Argument names that identify one item (`<id>`, `<task_id>`, `<name>`), or name it by its
-/// object (`<repo>` for repositories).
+/// A positional argument that identifies one item: a string or a number (coordinates),
+/// not free text, and not named after another object (`<calendarId>` of `calendar events`
+/// names the calendar the events are in).
 fn identifies(a: &Arg, object: &str, vocab: &Vocabulary) -> bool {
-    if a.position.is_none() || a.ty != ParamType::String || FREE_TEXT.contains(&a.name.as_str()) {
+    if a.position.is_none() || !matches!(a.ty, ParamType::String | ParamType::Number) {
         return false;
     }
     let n = a.name.as_str();
-    let generic = matches!(
-        n,
-        "id" | "name" | "key" | "slug" | "ref" | "uuid" | "number" | "handle" | "arg0"
-    ) || n.ends_with("_id")
-        || n.ends_with("_ref");
-    let own = n
-        .split('_')
-        .any(|part| vocab.object(part).is_some_and(|o| o.name() == object));
-    let other = n
-        .split('_')
-        .any(|part| vocab.object(part).is_some_and(|o| o.name() != object) && !matches!(part, "id" | "name"));
-    (generic || own) && !(other && !own)
+    if FREE_TEXT.iter().any(|f| n == *f) {
+        return false;
+    }
+    let names = |part: &str| {
+        vocab
+            .object(part)
+            .or_else(|| vocab.domain(part).and_then(|d| vocab.domains.get(d.name())?.object.as_deref().and_then(|o| vocab.object(o))))
+            .map(|o| o.name() == object)
+    };
+    // An example id (`<TEAM-123>`) identifies, whatever its prefix.
+    if n.chars().any(|c| c.is_ascii_digit()) {
+        return true;
+    }
+    let parts: Vec<&str> = n.split('_').filter(|p| !matches!(*p, "id" | "name" | "key" | "ref")).collect();
+    let own = parts.iter().any(|p| names(p) == Some(true));
+    let other = parts.iter().any(|p| names(p) == Some(false));
+    own || !other
 }
 
 /// The pieces of a name being settled, with the steps that explain them.
@@ -159,6 +165,9 @@ struct Naming<'a, 'v> {
     qualifiers: Vec<String>,
     /// An object an extra action word brings (`auth add`: the accounts `auth` signs in to).
     extra_object: Option<(String, String)>,
+    /// The words come from prose (a command without words): a service name there is only
+    /// mentioned, it does not supply the object.
+    prose: bool,
 }
 
 /// Chooses the action word: the only one (`list all`, `post`); among several, the last
@@ -246,7 +255,12 @@ impl<'v> Naming<'_, 'v> {
         let t = &self.toks[i];
         let object = self.object.as_ref().map(|(o, _)| o.clone());
         let fits = |q: Match<'_>| object.as_deref().is_none_or(|o| self.vocab.qualifies(q.name(), o));
-        let qualifier = t.qualifier.filter(|q| fits(*q));
+        // A leading namespace word (`files create-folder`) is context, not an "about" qualifier.
+        let namespace = i == 0 && self.toks.len() > 1;
+        let about = |q: Match<'_>| {
+            self.vocab.qualifiers.get(q.name()).is_some_and(|d| d.class == Some(crate::vocab::QualifierClass::Object))
+        };
+        let qualifier = t.qualifier.filter(|q| fits(*q) && !(namespace && about(*q) && t.object.is_some()));
         if let Some(a) = t.action
             && qualifier.is_none()
         {
@@ -311,7 +325,7 @@ impl<'v> Naming<'_, 'v> {
             return;
         }
         let vocab = self.vocab;
-        let domain_object = self.toks.iter().find_map(|t| {
+        let domain_object = self.toks.iter().filter(|_| !self.prose).find_map(|t| {
             let d = vocab.domains.get(t.domain?.name())?;
             d.object
                 .clone()
@@ -362,6 +376,7 @@ pub(super) fn name_tokens(
         object: None,
         qualifiers: Vec::new(),
         extra_object: None,
+        prose: sc.words.is_empty() || sc.words.iter().all(|w| w.starts_with("--")),
     };
     // A lone property word with an item and a value sets that property (`status <id> <state>`,
     // `priority <id> <level>`).
@@ -424,6 +439,11 @@ pub(super) fn name_tokens(
     if let Some(q) = n.qualifiers.iter().find(|q| !vocab.qualifies(q, &object)) {
         let reason = format!("qualifier `{q}` cannot qualify `{object}`");
         return reject(&rules::TR006, reason, n.steps);
+    }
+    if n.action_at.is_none() && toks.iter().all(|t| t.action.is_none() && t.object.is_none() && t.qualifier.is_none()) {
+        // No word says what it does: no blind default.
+        let reason = format!("nothing says what `{}` does (no action or object word)", sc.display());
+        return reject(&rules::TR001, reason, n.steps);
     }
     let action = match n.action() {
         Some(a) => read_or_list(a.name(), sc, &mut n.steps),
@@ -494,15 +514,28 @@ fn no_action(sc: &SubCommand, object: &str, n: &mut Naming<'_, '_>, quoted_prose
         );
         let a = if send { "send" } else { "create" };
         (a, format!("no action word, free text given: `{a}`"))
-    } else if sc.args.iter().any(|a| a.required && identifies(a, object, vocab)) {
-        ("read", "no action word, an argument names one item: `read`".to_owned())
+    } else if singular_read(sc, n, object, vocab) {
+        ("read", "no action word, a singular object with an argument: `read`".to_owned())
     } else {
-        ("list", "no action word, nothing names one item: `list`".to_owned())
+        ("list", "no action word, a plural object or nothing to identify one: `list`".to_owned())
     };
     has(action).then(|| {
         n.push("", why);
         action.to_owned()
     })
+}
+
+/// A bare object reads one item when it is written in the singular and an argument can name
+/// the item (`thread <id>`, `ssl <domain>`); plural nouns list (`mentions`, `tags`).
+fn singular_read(sc: &SubCommand, n: &Naming<'_, '_>, object: &str, vocab: &Vocabulary) -> bool {
+    let word = n
+        .toks
+        .iter()
+        .rev()
+        .find(|t| t.object.is_some_and(|o| o.name() == object))
+        .map(|t| t.word.as_str());
+    let singular = word.is_some_and(|w| !is_plural_form(w, vocab) && !(w == object && w.ends_with('s')));
+    singular && sc.args.iter().any(|a| identifies(a, object, vocab) || (a.position.is_some() && a.ty == ParamType::String))
 }
 
 fn is_property(q: &str, vocab: &Vocabulary) -> bool {

@@ -12,6 +12,10 @@ const LEAD_INS: &[&str] = &[
     "use", "run", "call", "invoke", "execute", "try", "see", "note", "type", "launch",
 ];
 
+/// Objects prose names about any command ("Validate the file", "Save results"): the skill's
+/// own object says more.
+const GENERIC: &[&str] = &["files", "data", "content", "texts", "results", "options", "formats", "entries", "outputs"];
+
 /// The action a word means as a verb: itself, or its inflected and derived forms
 /// (`recalculates`, `searching`, `analyzer`, `validation`, `converter`).
 pub(super) fn verb_of(word: &str, vocab: &Vocabulary) -> Option<String> {
@@ -58,12 +62,13 @@ fn plain_words(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The verb a sentence leads with, or the one after `to` ("…script to recalculate formulas"),
-/// and the words after it.
-fn verb_phrase(text: &str, vocab: &Vocabulary) -> Option<(String, String, Vec<String>)> {
+/// The verb a sentence leads with (`lead`), or the one after `to` ("…script to recalculate
+/// formulas"), and the words after it.
+fn verb_phrase(text: &str, vocab: &Vocabulary, lead: bool) -> Option<(String, String, Vec<String>)> {
     let ws = plain_words(text);
     let first = ws.first()?;
-    if !LEAD_INS.contains(&first.as_str())
+    if lead
+        && !LEAD_INS.contains(&first.as_str())
         && let Some(a) = verb_of(first, vocab)
     {
         return Some((first.clone(), a, ws[1..].to_vec()));
@@ -72,6 +77,17 @@ fn verb_phrase(text: &str, vocab: &Vocabulary) -> Option<(String, String, Vec<St
     let next = ws.get(at + 1)?;
     let a = verb_of(next, vocab).filter(|_| !LEAD_INS.contains(&next.as_str()))?;
     Some((next.clone(), a, ws[at + 2..].to_vec()))
+}
+
+/// The object a verb's noun phrase names: its last object word before a preposition or the
+/// end ("all standard market report visuals" → visuals), generic ones left out.
+fn phrase_object(after: &[String], vocab: &Vocabulary) -> Option<String> {
+    after
+        .iter()
+        .take_while(|w| !matches!(w.as_str(), "and" | "or" | "with" | "from" | "using" | "via" | "into" | "to" | "for" | "in" | "on" | "by" | "as" | "of"))
+        .filter(|w| vocab.object(w).is_some_and(|o| !GENERIC.contains(&o.name())))
+        .last()
+        .cloned()
 }
 
 /// The words of the program's file stem (`scripts/search_pubmed.py` → `search`, `pubmed`).
@@ -90,60 +106,53 @@ pub(super) fn stem_words(program: &Program) -> Vec<String> {
         .collect()
 }
 
-/// Synthetic words for a command without words: an action word, then the words after it in
-/// the same text, then the stem's words; with the step saying where the action came from.
-/// `None` when nothing says what it does.
+/// Synthetic words for a command without words: an action word, the stem's qualifiers, then
+/// the object the same text names, else the stem's; with the step saying where the action
+/// came from. A stem that starts with a verb is an imperative (`unpack.py`,
+/// `search_pubmed.py`) and names the action first; a noun-phrase stem (`eda_analyzer`) only
+/// when nothing else does. `None` when nothing says what it does.
 pub(super) fn words_for(sc: &SubCommand, vocab: &Vocabulary) -> Option<(Vec<String>, Step)> {
     let stem = stem_words(&sc.program);
-    let sources: [(&str, Option<&str>); 3] = [
-        ("its description", sc.description.as_deref()),
-        (
-            "its heading",
-            Some(sc.source_section.as_str()).filter(|s| !s.is_empty()),
-        ),
-        ("the sentence before it", sc.context.as_deref()),
+    let stem_object = stem
+        .iter()
+        .rev()
+        .find(|w| vocab.object(w).is_some_and(|o| !GENERIC.contains(&o.name())))
+        .cloned();
+    let stem_qualifiers = stem
+        .iter()
+        .filter(|w| vocab.qualifier(w).is_some() && vocab.object(w).is_none())
+        .cloned();
+    let imperative = stem.first().filter(|w| vocab.action(w).is_some()).cloned();
+    let sources: [(&str, Option<&str>, bool); 3] = [
+        ("its description", sc.description.as_deref(), true),
+        ("its heading", Some(sc.source_section.as_str()).filter(|s| !s.is_empty()), true),
+        ("the sentence before it", sc.context.as_deref(), false),
     ];
-    for (place, text) in sources {
-        let Some((word, action, after)) = text.and_then(|t| verb_phrase(t, vocab)) else {
-            continue;
-        };
-        let mut words = vec![action.clone()];
-        // Qualifiers of the stem (`search_pubmed`), then what the text names after its verb
-        // (the last object word wins), else the stem's object.
-        words.extend(
-            stem.iter()
-                .filter(|w| vocab.qualifier(w).is_some() && vocab.object(w).is_none())
-                .cloned(),
-        );
-        let named: Vec<String> = after
-            .into_iter()
-            .take_while(|w| !matches!(w.as_str(), "and" | "or" | "with" | "from" | "using" | "via"))
-            .filter(|w| vocab.object(w).is_some())
-            .take(1)
-            .collect();
-        if named.is_empty() {
-            words.extend(stem.iter().filter(|w| vocab.object(w).is_some()).take(1).cloned());
+    let from_text = sources.iter().find_map(|(place, text, lead)| {
+        let (word, action, after) = verb_phrase((*text)?, vocab, *lead)?;
+        Some((word, action, phrase_object(&after, vocab), *place, text.unwrap_or("").trim()))
+    });
+    let (word, action, object, meaning) = match (imperative, from_text) {
+        (Some(verb), text) => {
+            let action = verb_of(&verb, vocab)?;
+            let object = stem_object.clone().or_else(|| text.and_then(|t| t.2));
+            let why = format!("action `{action}` from the file name `{}`", sc.program.describe());
+            (verb, action, object, why)
         }
-        words.extend(named);
-        let step = Step {
-            word: word.clone(),
-            meaning: format!("action `{action}` from {place}: \"{}\"", text.unwrap_or("").trim()),
-        };
-        return Some((words, step));
-    }
-    // Last resort: the stem itself, when one of its words is a verb (`extract_metadata`).
-    let verb_at = stem.iter().position(|w| verb_of(w, vocab).is_some())?;
-    let action = verb_of(&stem[verb_at], vocab)?;
-    let mut words = vec![action.clone()];
-    words.extend(
-        stem.iter()
-            .enumerate()
-            .filter(|(i, w)| *i != verb_at && (vocab.object(w).is_some() || vocab.qualifier(w).is_some()))
-            .map(|(_, w)| w.clone()),
-    );
-    let step = Step {
-        word: stem[verb_at].clone(),
-        meaning: format!("action `{action}` from the file name `{}`", sc.program.describe()),
+        (None, Some((word, action, object, place, text))) => {
+            let why = format!("action `{action}` from {place}: \"{text}\"");
+            (word, action, object.or(stem_object.clone()), why)
+        }
+        (None, None) => {
+            // Last resort: a verb anywhere in the stem (`eda_analyzer`).
+            let verb = stem.iter().find(|w| verb_of(w, vocab).is_some())?.clone();
+            let action = verb_of(&verb, vocab)?;
+            let why = format!("action `{action}` from the file name `{}`", sc.program.describe());
+            (verb, action, stem_object.clone(), why)
+        }
     };
-    Some((words, step))
+    let mut words = vec![action];
+    words.extend(stem_qualifiers);
+    words.extend(object);
+    Some((words, Step { word, meaning }))
 }

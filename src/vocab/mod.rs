@@ -277,10 +277,13 @@ impl Vocabulary {
     /// The object a word means, by its exact spelling or, for nouns, its other number
     /// (`milestone` → `milestones`, `policies` → `policy`'s entry).
     pub fn object(&self, word: &str) -> Option<Match<'_>> {
-        // A verb or a service word is not inflected into a noun (`search` is not `searches`,
-        // `calendar` the service is not `calendars`).
+        // A verb, a service word or a qualifier is not inflected into a noun (`search` is not
+        // `searches`, `home` is not `homes`).
         Self::lookup(&self.object_words, word).or_else(|| {
-            if self.action_words.contains_key(word) || self.domain_words.contains_key(word) {
+            if self.action_words.contains_key(word)
+                || self.domain_words.contains_key(word)
+                || self.qualifier_words.contains_key(word)
+            {
                 return None;
             }
             inflections(word)
@@ -387,7 +390,8 @@ pub struct LoadedVocabulary {
 /// `box` ↔ `boxes`.
 fn inflections(word: &str) -> Vec<String> {
     let mut out = Vec::new();
-    if word.len() < 3 || word.contains('-') {
+    // Gerunds and participles are not nouns to inflect (`posting`, `shared`).
+    if word.len() < 3 || word.contains('-') || word.ends_with("ing") || word.ends_with("ed") {
         return out;
     }
     if let Some(stem) = word.strip_suffix("ies") {

@@ -411,14 +411,12 @@ fn domains(c: &mut Checker<'_>, file: &File, v: &mut Vocabulary) {
         if !c.name("domain", name) {
             continue;
         }
-        c.entry(
-            "domain",
-            &mut index,
-            &mut labels,
-            name,
-            &def.synonyms,
-            (&def.en, &def.it),
-        );
+        // Only the service and brand words set a domain; its own name (`home`, `tasks`) is an
+        // ordinary word of commands.
+        for w in &def.synonyms {
+            c.word("domain", &mut index, w, name.get_ref());
+        }
+        c.labels("domain", &mut labels, &def.en, &def.it);
         let context = format!("domain `{}`", name.get_ref());
         let object = def
             .object

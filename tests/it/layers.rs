@@ -38,7 +38,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
     ("config", Core, &["diag", "model", "rules"]),
     ("vocab", Core, &["db", "diag", "model", "rules"]),
     ("skill", Core, &["db", "diag", "model", "rules"]),
-    ("extract", Core, &["db", "diag", "model", "rules", "skill"]),
+    ("extract", Core, &["db", "diag", "model", "rules", "skill", "vocab"]),
     ("scan", Core, &["db", "diag", "model", "rules", "skill", "util"]),
     ("route", Core, &["model", "vocab"]),
     ("migrate", Core, &["diag", "model", "rules", "skill"]),
