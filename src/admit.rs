@@ -931,6 +931,7 @@ pub(crate) mod tests {
             },
             outcome: Outcome::Translated(n.clone()),
             steps: vec![],
+            proposal: None,
         }
     }
 

@@ -59,6 +59,8 @@ pub struct Options {
     pub sde: Option<i64>,
     /// Path of the vocabulary as shown (a file, or `<built-in vocabulary>`).
     pub vocab_path: String,
+    /// The text of the project's `translations.toml` (empty when it has none).
+    pub translations: String,
     /// The `[admission]` thresholds and external verifier.
     pub admission: AdmissionSettings,
     /// Security findings at or above this severity reject a skill (`[scan] fail_on`).
@@ -162,6 +164,7 @@ pub struct Session {
     db: Db,
     inputs: BuildInputs,
     vocab: TextInput,
+    translations: TextInput,
     skills: BTreeMap<String, Known>,
     /// The previous build's state; read from disk only when a build has work to do.
     state: Option<Arc<State>>,
@@ -289,6 +292,7 @@ impl Session {
     pub fn open_with(db: Db, opts: Options, vocab_text: String) -> Result<Session, BuildError> {
         let settings = Settings::new(&db, Mode::Default, opts.limits);
         let vocab = TextInput::new(&db, opts.vocab_path.clone(), vocab_text);
+        let translations = TextInput::new(&db, "translations.toml".into(), opts.translations.clone());
         // The interpreter L5 runs, found once per session (it stats the `PATH`).
         let python = System::new(opts.root.clone()).python_fingerprint();
         let inputs = BuildInputs::new(
@@ -296,6 +300,7 @@ impl Session {
             Vec::new(),
             settings,
             vocab,
+            translations,
             opts.skip.clone(),
             opts.admission.clone(),
             opts.fail_on,
@@ -309,6 +314,7 @@ impl Session {
             db,
             inputs,
             vocab,
+            translations,
             skills: BTreeMap::new(),
             state: None,
             background: None,
@@ -531,6 +537,13 @@ impl Session {
         db::set_text_if_changed(&mut self.db, self.vocab, text)
     }
 
+    /// Replaces the `translations.toml` text; says whether it changed. Only the skills whose
+    /// entries changed are translated again.
+    pub fn set_translations(&mut self, text: String) -> bool {
+        self.opts.translations.clone_from(&text);
+        db::set_text_if_changed(&mut self.db, self.translations, text)
+    }
+
     /// The digest of every input: tool version, settings, vocabulary, key, and each skill.
     pub fn fingerprint(&self) -> String {
         let mut h = sha2::Sha256::new();
@@ -552,6 +565,7 @@ impl Session {
         hash_str(&mut h, &self.python);
         hash_str(&mut h, &o.vocab_path);
         hash_str(&mut h, self.vocab.text(&self.db));
+        hash_str(&mut h, self.translations.text(&self.db));
         hash_str(&mut h, &self.key_digest);
         h.update((self.skills.len() as u64).to_le_bytes());
         for k in self.skills.values() {

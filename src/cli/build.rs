@@ -159,6 +159,7 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
             key,
             sde: source_date_epoch()?,
             vocab_path: vpath,
+            translations: project::translations_source(&project)?.1,
             admission: cfg.admission.clone(),
             fail_on: cfg.fail_on,
             // A project's imports (`skillc import`) record their sources as `imported_from`.

@@ -53,7 +53,10 @@ fn start(
             .config_file
             .iter()
             .cloned()
-            .chain([o.root.join(crate::import::lock::FILE_NAME)])
+            .chain([
+                o.root.join(crate::import::lock::FILE_NAME),
+                o.root.join(super::project::TRANSLATIONS),
+            ])
             .collect(),
         vocabulary: prepared.vocab_file.clone(),
         ignore: vec![o.out_dir.clone(), o.state_dir.clone()],

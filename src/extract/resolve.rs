@@ -414,7 +414,9 @@ pub(super) fn skill_bins(analysis: &Analysis, body: &Body, dir_name: &str) -> Ve
         // Scripts (run directly, by a launcher or through a `$VAR` alias) compete as one
         // program, `<script>`.
         let aliased = c.text.trim_start().trim_start_matches("$ ").starts_with('$');
-        let Some(first) = first_word(&c.text).or_else(|| (aliased || runs_script(&c.text)).then(|| "<script>".to_owned())) else {
+        let Some(first) =
+            first_word(&c.text).or_else(|| (aliased || runs_script(&c.text)).then(|| "<script>".to_owned()))
+        else {
             continue;
         };
         // A list item that only names a program mentions it; it does not run it.

@@ -73,7 +73,10 @@ fn self_reference(prev: Option<&str>, word: &str) -> bool {
     // "skill" in the singular is what every skill calls itself.
     word == "skill"
         || matches!(prev, Some("this" | "the" | "a" | "an" | "your" | "any" | "each"))
-            && matches!(word, "user" | "agent" | "tool" | "assistant" | "api" | "cli" | "command" | "bot")
+            && matches!(
+                word,
+                "user" | "agent" | "tool" | "assistant" | "api" | "cli" | "command" | "bot"
+            )
 }
 
 /// The naming context of a skill (pure).
@@ -113,9 +116,16 @@ pub fn skill_context(info: &SkillInfo<'_>, vocab: &Vocabulary) -> Context {
         None => list.push((name.to_owned(), w, vec![why])),
     };
     // The head of a compound name is its last word (`venue-templates` is about templates).
-    let head = info.name.or(Some(info.dir_name)).and_then(|n| words(n).last().and_then(|w| w.rsplit('-').next().map(str::to_owned)));
+    let head = info
+        .name
+        .or(Some(info.dir_name))
+        .and_then(|n| words(n).last().and_then(|w| w.rsplit('-').next().map(str::to_owned)));
     if let Some(o) = head.as_deref().and_then(|h| vocab.object(h)) {
-        objects.push((o.name().to_owned(), 2, vec![format!("the name's head `{}`", head.as_deref().unwrap_or(""))]));
+        objects.push((
+            o.name().to_owned(),
+            2,
+            vec![format!("the name's head `{}`", head.as_deref().unwrap_or(""))],
+        ));
     }
     for (text, weight, place) in sources {
         let ws = words(text);

@@ -16,7 +16,9 @@
 
 pub mod context;
 mod name;
+pub mod propose;
 mod prose;
+pub mod review;
 
 use std::collections::BTreeMap;
 
@@ -27,6 +29,8 @@ use crate::rules;
 use crate::skill;
 use crate::vocab::{self, Vocabulary};
 pub use context::{Context, DefaultObject, SkillInfo, skill_context};
+pub use propose::Proposal;
+pub use review::{SkillReview, Status};
 
 /// A canonical executor name and its parts.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -85,6 +89,8 @@ pub struct Plan {
     pub outcome: Outcome,
     /// How each word was mapped.
     pub steps: Vec<Step>,
+    /// For a rejected plan, the name the proposer suggests (`skillc plan --propose`).
+    pub proposal: Option<Proposal>,
 }
 
 impl Plan {
@@ -108,17 +114,20 @@ pub struct Translation {
     pub plans: Vec<Plan>,
 }
 
-/// Translates the sub-commands of a skill with a vocabulary.
+/// Translates the sub-commands of a skill with a vocabulary and the project's reviewed
+/// names (`translations.toml`).
 #[salsa::tracked(returns(ref))]
 pub fn translate_skill(
     db: &dyn salsa::Database,
     skill: SkillSource,
     settings: Settings,
     vocabulary: TextInput,
+    translations: TextInput,
 ) -> Translation {
     let ex = extract::extract_skill(db, skill, settings);
     let analysis = skill::analyze_skill(db, skill, settings);
     let model = &analysis.model;
+    let reviewed = review::skill_review(db, skill, settings, translations);
     let declared = analysis
         .frontmatter
         .as_ref()
@@ -130,10 +139,11 @@ pub fn translate_skill(
         dir_name: skill.dir_name(db),
         title: ex.title.as_deref(),
         description: model.description.as_ref().map(|d| d.value.as_str()),
-        declared_object: declared,
+        // The project's file wins over the skill's own declaration.
+        declared_object: reviewed.object.as_deref().or(declared),
     };
     let vocab = &vocab::vocabulary(db, vocabulary).vocabulary;
-    translate(&ex.subcommands, &info, vocab)
+    translate(&ex.subcommands, &info, vocab, reviewed)
 }
 
 /// `google-workspace` → `google_workspace`; `None` unless the name is ASCII `[a-z0-9-]` and not
@@ -161,7 +171,12 @@ pub fn provider_of(skill_name: &str) -> Option<String> {
 }
 
 /// Translates sub-commands (pure; the query's body).
-pub fn translate(subcommands: &[SubCommand], info: &SkillInfo<'_>, vocab: &Vocabulary) -> Translation {
+pub fn translate(
+    subcommands: &[SubCommand],
+    info: &SkillInfo<'_>,
+    vocab: &Vocabulary,
+    reviewed: &SkillReview,
+) -> Translation {
     let ctx = skill_context(info, vocab);
     let mut plans: Vec<Plan> = subcommands
         .iter()
@@ -187,10 +202,19 @@ pub fn translate(subcommands: &[SubCommand], info: &SkillInfo<'_>, vocab: &Vocab
                 subcommand: sc.clone(),
                 outcome,
                 steps,
+                proposal: None,
             }
         })
         .collect();
     resolve_collisions(&mut plans, vocab);
+    apply_review(&mut plans, reviewed, &ctx, vocab);
+    for p in &mut plans {
+        let proposable =
+            matches!(&p.outcome, Outcome::Rejected { rule, .. } if !matches!(rule.code, "TR004" | "TR008"));
+        if proposable {
+            p.proposal = propose::propose(&p.subcommand, &ctx, vocab);
+        }
+    }
     Translation {
         provider: ctx.provider.clone(),
         object: ctx.object.clone(),
@@ -297,6 +321,93 @@ fn by_rule(rule: &vocab::ContextRule, toks: &[String], ctx: &Context, vocab: &Vo
         provider: ctx.provider.clone().unwrap_or_default(),
     };
     (Outcome::Translated(name), steps)
+}
+
+/// Applies the project's reviewed entries: an accepted name replaces the translation (checked
+/// against the vocabulary, `TR009`), a pending proposal rejects with its name (`TR007`), a
+/// rejected one rejects (`TR008`). Accepted names are then checked for collisions.
+fn apply_review(plans: &mut [Plan], reviewed: &SkillReview, ctx: &Context, vocab: &Vocabulary) {
+    for p in plans.iter_mut() {
+        let display = p.subcommand.display();
+        let Some(e) = reviewed.entries.iter().find(|e| e.subcommand == display) else {
+            continue;
+        };
+        let place = format!("{}:{}", reviewed.path, e.line);
+        p.outcome = match e.status {
+            Status::Proposed => Outcome::Rejected {
+                rule: &rules::TR007,
+                reason: format!(
+                    "`{}` is proposed in {place} and waits for review (set its status to \"accepted\" or \"rejected\")",
+                    e.name
+                ),
+                name: None,
+            },
+            Status::Rejected => Outcome::Rejected {
+                rule: &rules::TR008,
+                reason: format!("the name `{}` was rejected in {place}", e.name),
+                name: None,
+            },
+            Status::Accepted => match parse_name(&e.name, ctx, vocab) {
+                Ok(n) => {
+                    p.steps.push(Step {
+                        word: String::new(),
+                        meaning: format!("accepted in {place}"),
+                    });
+                    Outcome::Translated(n)
+                }
+                Err(why) => Outcome::Rejected {
+                    rule: &rules::TR009,
+                    reason: format!("the accepted name `{}` in {place} {why}", e.name),
+                    name: None,
+                },
+            },
+        };
+    }
+    for idx in collisions(plans) {
+        for &i in &idx {
+            let n = plans[i].name().cloned();
+            plans[i].outcome = Outcome::Rejected {
+                rule: &rules::TR003,
+                reason: format!(
+                    "`{}` is also the name of another sub-command of this skill",
+                    n.as_ref().map(ExecutorName::full).unwrap_or_default()
+                ),
+                name: n,
+            };
+        }
+    }
+}
+
+/// Reads a full name back into its parts: the provider word last, then action, object and
+/// qualifiers of the vocabulary. Never outside the vocabulary.
+pub fn parse_name(full: &str, ctx: &Context, vocab: &Vocabulary) -> Result<ExecutorName, String> {
+    let provider = ctx.provider.as_deref().unwrap_or_default();
+    let head = full
+        .strip_suffix(provider)
+        .and_then(|h| h.strip_suffix('_'))
+        .filter(|_| !provider.is_empty())
+        .ok_or_else(|| format!("does not end with the skill's provider word `_{provider}`"))?;
+    let parts: Vec<&str> = head.split('_').collect();
+    let [action, object, qualifiers @ ..] = parts.as_slice() else {
+        return Err("has no action and object before the provider word".into());
+    };
+    if !vocab.actions.contains_key(*action) {
+        return Err(format!("names `{action}`, not an action of the vocabulary"));
+    }
+    if !vocab.objects.contains_key(*object) {
+        return Err(format!("names `{object}`, not an object of the vocabulary"));
+    }
+    for q in qualifiers {
+        if !vocab.qualifies(q, object) {
+            return Err(format!("names `{q}`, not a qualifier of `{object}` in the vocabulary"));
+        }
+    }
+    Ok(ExecutorName {
+        action: (*action).to_owned(),
+        object: (*object).to_owned(),
+        qualifiers: qualifiers.iter().map(|q| (*q).to_owned()).collect(),
+        provider: provider.to_owned(),
+    })
 }
 
 /// Plans of one skill with one name: a word that only one of them has and that means a
@@ -472,6 +583,7 @@ mod tests {
             &[sc("gmail search"), sc("gmail messages search"), sc("gmail send")],
             &info("gog"),
             &vocab(),
+            &SkillReview::default(),
         );
         let codes: Vec<&str> = t
             .plans
@@ -483,7 +595,12 @@ mod tests {
             .collect();
         // The command that names its object keeps the name; the other cannot be told apart.
         assert_eq!(codes, vec!["TR003", "ok", "ok"]);
-        let t = translate(&[sc("list"), sc("list all")], &info("todo-tasks"), &vocab());
+        let t = translate(
+            &[sc("list"), sc("list all")],
+            &info("todo-tasks"),
+            &vocab(),
+            &SkillReview::default(),
+        );
         let names: Vec<String> = t
             .plans
             .iter()

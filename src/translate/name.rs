@@ -142,14 +142,26 @@ fn identifies(a: &Arg, object: &str, vocab: &Vocabulary) -> bool {
     let names = |part: &str| {
         vocab
             .object(part)
-            .or_else(|| vocab.domain(part).and_then(|d| vocab.domains.get(d.name())?.object.as_deref().and_then(|o| vocab.object(o))))
+            .or_else(|| {
+                vocab.domain(part).and_then(|d| {
+                    vocab
+                        .domains
+                        .get(d.name())?
+                        .object
+                        .as_deref()
+                        .and_then(|o| vocab.object(o))
+                })
+            })
             .map(|o| o.name() == object)
     };
     // An example id (`<TEAM-123>`) identifies, whatever its prefix.
     if n.chars().any(|c| c.is_ascii_digit()) {
         return true;
     }
-    let parts: Vec<&str> = n.split('_').filter(|p| !matches!(*p, "id" | "name" | "key" | "ref")).collect();
+    let parts: Vec<&str> = n
+        .split('_')
+        .filter(|p| !matches!(*p, "id" | "name" | "key" | "ref"))
+        .collect();
     let own = parts.iter().any(|p| names(p) == Some(true));
     let other = parts.iter().any(|p| names(p) == Some(false));
     own || !other
@@ -258,9 +270,14 @@ impl<'v> Naming<'_, 'v> {
         // A leading namespace word (`files create-folder`) is context, not an "about" qualifier.
         let namespace = i == 0 && self.toks.len() > 1;
         let about = |q: Match<'_>| {
-            self.vocab.qualifiers.get(q.name()).is_some_and(|d| d.class == Some(crate::vocab::QualifierClass::Object))
+            self.vocab
+                .qualifiers
+                .get(q.name())
+                .is_some_and(|d| d.class == Some(crate::vocab::QualifierClass::Object))
         };
-        let qualifier = t.qualifier.filter(|q| fits(*q) && !(namespace && about(*q) && t.object.is_some()));
+        let qualifier = t
+            .qualifier
+            .filter(|q| fits(*q) && !(namespace && about(*q) && t.object.is_some()));
         if let Some(a) = t.action
             && qualifier.is_none()
         {
@@ -440,7 +457,11 @@ pub(super) fn name_tokens(
         let reason = format!("qualifier `{q}` cannot qualify `{object}`");
         return reject(&rules::TR006, reason, n.steps);
     }
-    if n.action_at.is_none() && toks.iter().all(|t| t.action.is_none() && t.object.is_none() && t.qualifier.is_none()) {
+    if n.action_at.is_none()
+        && toks
+            .iter()
+            .all(|t| t.action.is_none() && t.object.is_none() && t.qualifier.is_none())
+    {
         // No word says what it does: no blind default.
         let reason = format!("nothing says what `{}` does (no action or object word)", sc.display());
         return reject(&rules::TR001, reason, n.steps);
@@ -515,9 +536,15 @@ fn no_action(sc: &SubCommand, object: &str, n: &mut Naming<'_, '_>, quoted_prose
         let a = if send { "send" } else { "create" };
         (a, format!("no action word, free text given: `{a}`"))
     } else if singular_read(sc, n, object, vocab) {
-        ("read", "no action word, a singular object with an argument: `read`".to_owned())
+        (
+            "read",
+            "no action word, a singular object with an argument: `read`".to_owned(),
+        )
     } else {
-        ("list", "no action word, a plural object or nothing to identify one: `list`".to_owned())
+        (
+            "list",
+            "no action word, a plural object or nothing to identify one: `list`".to_owned(),
+        )
     };
     has(action).then(|| {
         n.push("", why);
@@ -535,7 +562,11 @@ fn singular_read(sc: &SubCommand, n: &Naming<'_, '_>, object: &str, vocab: &Voca
         .find(|t| t.object.is_some_and(|o| o.name() == object))
         .map(|t| t.word.as_str());
     let singular = word.is_some_and(|w| !is_plural_form(w, vocab) && !(w == object && w.ends_with('s')));
-    singular && sc.args.iter().any(|a| identifies(a, object, vocab) || (a.position.is_some() && a.ty == ParamType::String))
+    singular
+        && sc
+            .args
+            .iter()
+            .any(|a| identifies(a, object, vocab) || (a.position.is_some() && a.ty == ParamType::String))
 }
 
 fn is_property(q: &str, vocab: &Vocabulary) -> bool {

@@ -14,7 +14,9 @@ const LEAD_INS: &[&str] = &[
 
 /// Objects prose names about any command ("Validate the file", "Save results"): the skill's
 /// own object says more.
-const GENERIC: &[&str] = &["files", "data", "content", "texts", "results", "options", "formats", "entries", "outputs"];
+const GENERIC: &[&str] = &[
+    "files", "data", "content", "texts", "results", "options", "formats", "entries", "outputs",
+];
 
 /// The action a word means as a verb: itself, or its inflected and derived forms
 /// (`recalculates`, `searching`, `analyzer`, `validation`, `converter`).
@@ -84,7 +86,25 @@ fn verb_phrase(text: &str, vocab: &Vocabulary, lead: bool) -> Option<(String, St
 fn phrase_object(after: &[String], vocab: &Vocabulary) -> Option<String> {
     after
         .iter()
-        .take_while(|w| !matches!(w.as_str(), "and" | "or" | "with" | "from" | "using" | "via" | "into" | "to" | "for" | "in" | "on" | "by" | "as" | "of"))
+        .take_while(|w| {
+            !matches!(
+                w.as_str(),
+                "and"
+                    | "or"
+                    | "with"
+                    | "from"
+                    | "using"
+                    | "via"
+                    | "into"
+                    | "to"
+                    | "for"
+                    | "in"
+                    | "on"
+                    | "by"
+                    | "as"
+                    | "of"
+            )
+        })
         .filter(|w| vocab.object(w).is_some_and(|o| !GENERIC.contains(&o.name())))
         .last()
         .cloned()
@@ -125,12 +145,22 @@ pub(super) fn words_for(sc: &SubCommand, vocab: &Vocabulary) -> Option<(Vec<Stri
     let imperative = stem.first().filter(|w| vocab.action(w).is_some()).cloned();
     let sources: [(&str, Option<&str>, bool); 3] = [
         ("its description", sc.description.as_deref(), true),
-        ("its heading", Some(sc.source_section.as_str()).filter(|s| !s.is_empty()), true),
+        (
+            "its heading",
+            Some(sc.source_section.as_str()).filter(|s| !s.is_empty()),
+            true,
+        ),
         ("the sentence before it", sc.context.as_deref(), false),
     ];
     let from_text = sources.iter().find_map(|(place, text, lead)| {
         let (word, action, after) = verb_phrase((*text)?, vocab, *lead)?;
-        Some((word, action, phrase_object(&after, vocab), *place, text.unwrap_or("").trim()))
+        Some((
+            word,
+            action,
+            phrase_object(&after, vocab),
+            *place,
+            text.unwrap_or("").trim(),
+        ))
     });
     let (word, action, object, meaning) = match (imperative, from_text) {
         (Some(verb), text) => {

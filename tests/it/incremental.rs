@@ -42,6 +42,7 @@ struct Fixture {
     log: Arc<ExecutionLog>,
     settings: Settings,
     vocab: TextInput,
+    translations: TextInput,
     skills: Vec<SkillSource>,
     _dir: tempfile::TempDir,
 }
@@ -55,11 +56,13 @@ fn fixture() -> Fixture {
     let skills = to_inputs(&db, read);
     let settings = Settings::new(&db, Mode::Default, Limits::default());
     let vocab = TextInput::new(&db, "vocabulary.toml".into(), BUILT_IN_VOCABULARY.into());
+    let translations = TextInput::new(&db, "translations.toml".into(), String::new());
     Fixture {
         db,
         log,
         settings,
         vocab,
+        translations,
         skills,
         _dir: dir,
     }
@@ -69,7 +72,7 @@ impl Fixture {
     /// Translates every skill and returns the executed query names, sorted.
     fn run(&self) -> Vec<String> {
         for s in &self.skills {
-            let _ = translate_skill(&self.db, *s, self.settings, self.vocab);
+            let _ = translate_skill(&self.db, *s, self.settings, self.vocab, self.translations);
         }
         let mut v = self.log.take();
         v.sort();
@@ -77,7 +80,7 @@ impl Fixture {
     }
 
     fn names(&self, i: usize) -> Vec<String> {
-        let t = translate_skill(&self.db, self.skills[i], self.settings, self.vocab);
+        let t = translate_skill(&self.db, self.skills[i], self.settings, self.vocab, self.translations);
         t.plans.iter().filter_map(|p| p.name().map(|n| n.full())).collect()
     }
 }
@@ -198,6 +201,7 @@ mod session {
             key: SecretKey::from_seed([7; 32], *b"testKEY!"),
             sde: Some(1_800_000_000),
             vocab_path: BUILT_IN_VOCABULARY_PATH.into(),
+            translations: String::new(),
             admission: Default::default(),
             fail_on: Default::default(),
             imported_from: Default::default(),
