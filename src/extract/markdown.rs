@@ -196,13 +196,14 @@ impl Reading {
         }
     }
 
-    /// Inline code inside prose counts as text for descriptions, marked by a placeholder so
-    /// that the command itself does not become its own description.
+    /// Inline code inside prose counts as text for descriptions; in list items and table rows
+    /// it is marked, so that a command is left out of its own description.
     fn push_code(&mut self, c: &str) {
+        let marked = format!("\u{1}{c}\u{2}");
         if let Some(row) = self.row.as_mut() {
-            row.push('\u{1}');
+            row.push_str(&marked);
         } else if self.item_depth > 0 {
-            self.item_text.push('\u{1}');
+            self.item_text.push_str(&marked);
         } else if let Some(p) = self.paragraph.as_mut() {
             p.push_str(c);
         }
@@ -222,13 +223,12 @@ fn flush_listed(
         text.clear();
         return;
     }
-    let description = describe_element(text);
-    for (code, line) in pending.drain(..) {
+    for (k, (code, line)) in pending.drain(..).enumerate() {
         out.push(Candidate {
             text: code,
             line,
             section: section.to_owned(),
-            description: description.clone(),
+            description: describe_element(text, k),
             context: None,
             listed: true,
             block: None,
@@ -238,18 +238,35 @@ fn flush_listed(
     text.clear();
 }
 
-/// The words of a list item or table row around its code: cells joined, separators, code
-/// markers and list punctuation removed; `None` when nothing is left.
-fn describe_element(text: &str) -> Option<String> {
-    let parts: Vec<String> = text
-        .split(['\u{1}', '|'])
+/// The words of a list item or table row around its `own`-th inline code: cells joined, that
+/// code left out (its other codes kept as text: "asks to confirm unless --yes"), separators
+/// and list punctuation trimmed; `None` when nothing is left.
+fn describe_element(text: &str, own: usize) -> Option<String> {
+    let mut flat = String::new();
+    let mut k = 0;
+    let mut rest = text;
+    while let Some(start) = rest.find('\u{1}') {
+        flat.push_str(&rest[..start]);
+        let after = &rest[start + 1..];
+        let end = after.find('\u{2}').unwrap_or(after.len());
+        if k == own {
+            flat.push('\u{3}');
+        } else {
+            flat.push_str(&after[..end]);
+        }
+        k += 1;
+        rest = after.get(end + 1..).unwrap_or("");
+    }
+    flat.push_str(rest);
+    let parts: Vec<String> = flat
+        .split(['\u{3}', '|'])
         .map(|p| {
             p.trim()
-                .trim_matches(|c: char| matches!(c, ':' | '-' | '—' | '–' | '→' | '(' | ')' | ',' | '.'))
+                .trim_matches(|c: char| matches!(c, ':' | '-' | '—' | '–' | '→' | ','))
                 .trim()
                 .to_owned()
         })
-        .filter(|p| !p.is_empty())
+        .filter(|p| !p.is_empty() && p.chars().any(char::is_alphanumeric))
         .collect();
     (!parts.is_empty()).then(|| parts.join(" — "))
 }

@@ -21,6 +21,7 @@ pub mod shell;
 mod words;
 
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Not;
 
 use crate::db::{Settings, SkillSource};
 use crate::diag::LineIndex;
@@ -173,6 +174,7 @@ impl Extractor<'_> {
         {
             words.remove(0);
         }
+        resolve::strip_wrappers(&mut words);
         while let Some(first) = words.first() {
             let Some((name, value)) = assignment(&first.text) else {
                 break;
@@ -235,7 +237,11 @@ impl Extractor<'_> {
         let slot = self
             .lines
             .iter()
-            .find(|l| l.args.first().is_some_and(is_command_placeholder))
+            // `prog <command> [args]`; not `prog <command> --help`, which only points at help.
+            .find(|l| {
+                l.args.first().is_some_and(is_command_placeholder)
+                    && !l.args[1..].iter().any(|w| matches!(w.text.as_str(), "--help" | "-h"))
+            })
             .map(|l| (l.program.clone(), &body.candidates[l.cand]));
         let main = self.main_program();
         for (i, words) in std::mem::take(&mut self.unresolved) {
@@ -297,9 +303,11 @@ impl Extractor<'_> {
             let c = &candidates[l.cand];
             let mention =
                 c.listed && l.args.is_empty() && !c.under_commands && !c.description.as_deref().is_some_and(says_run);
+            // Prose that says not to run it ("you do not need to run `gws auth login`").
+            let declined = c.listed && c.description.as_deref().is_some_and(says_not_to_run);
             // `tool <command> [args]` documents the command slot; it is not an invocation.
             let usage_line = l.args.get(n).is_some_and(is_command_placeholder);
-            if maintenance || only_help || usage_line || mention {
+            if maintenance || only_help || usage_line || mention || declined {
                 continue;
             }
             let group = match programs.iter().position(|p| **p == l.program) {
@@ -338,7 +346,7 @@ impl Extractor<'_> {
         }
         let mut out: Vec<(SubCommand, Option<&Candidate>)> = Vec::new();
         for ((g, words), idx) in groups {
-            for (mode, members) in modes(&idx, &splits, |i| &candidates[kept[i].cand]) {
+            for (mode, members) in modes(&idx, &splits) {
                 let mut words = words.clone();
                 words.extend(mode);
                 let rests: Vec<&[Word]> = members
@@ -393,6 +401,24 @@ impl Extractor<'_> {
     }
 }
 
+/// Text that tells not to run a command ("do not need to run", "skip", "never run").
+fn says_not_to_run(text: &str) -> bool {
+    let t = text.to_ascii_lowercase();
+    [
+        "not need",
+        "don't need",
+        "no need",
+        "never run",
+        "do not run",
+        "don't run",
+        "skip ",
+        "instead of",
+        "avoid ",
+    ]
+    .iter()
+    .any(|p| t.contains(p))
+}
+
 /// Text that tells to run a command (`Run`, `execute`, `call`).
 fn says_run(text: &str) -> bool {
     text.split(|c: char| !c.is_alphanumeric()).any(|w| {
@@ -403,51 +429,44 @@ fn says_run(text: &str) -> bool {
     })
 }
 
-/// Distinct operations selected by a flag (`--list` vs `--agent ID`): the lines of one
-/// sub-command are split by their leading flag when a flag names an action and the lines'
-/// descriptions start with verbs of different actions. Returns (the mode's words, its lines).
-fn modes<'c>(idx: &[usize], splits: &[Split], cand: impl Fn(usize) -> &'c Candidate) -> Vec<(Vec<String>, Vec<usize>)> {
+/// Distinct operations selected by a flag (`--list-plugins`, `--check`, `--revoke`): lines whose
+/// first argument is a flag naming an action (its first word a verb, not one that only
+/// introduces an option: `--use-…`, `--dry-run`) are sub-commands of their own, with the
+/// flag as their last word; the other lines stay the plain sub-command. Returns (the mode's
+/// words, its lines).
+fn modes(idx: &[usize], splits: &[Split]) -> Vec<(Vec<String>, Vec<usize>)> {
     let lexicon = crate::vocab::builtin();
     let action_of = |w: &str| lexicon.action(&w.to_ascii_lowercase()).map(|m| m.name().to_owned());
     let mode_flag = |i: usize| -> Option<String> {
         let s = &splits[i];
         let w = s.args.get(s.n)?;
         let f = w.text.split('=').next().unwrap_or(&w.text);
-        (!w.quoted && f.starts_with("--") && f.len() > 3).then(|| f.to_owned())
+        let verb = f
+            .strip_prefix("--")?
+            .split('-')
+            .next()
+            .filter(|v| !matches!(*v, "use" | "with" | "run" | "try" | "no" | "skip" | "dry"))
+            .and_then(action_of);
+        // A flag with a value is an option of the operation (`--count 5`); a mode stands alone.
+        let boolean =
+            w.text.contains('=').not() && s.args.get(s.n + 1).is_none_or(|n| !n.quoted && n.text.starts_with('-'));
+        (!w.quoted && f.len() > 3 && verb.is_some() && boolean).then(|| f.to_owned())
     };
-    let mut parts: Vec<(Option<String>, Vec<usize>)> = Vec::new();
+    let mut plain: Vec<usize> = Vec::new();
+    let mut parts: Vec<(Vec<String>, Vec<usize>)> = Vec::new();
     for &i in idx {
-        let f = mode_flag(i);
-        match parts.iter_mut().find(|(k, _)| *k == f) {
-            Some((_, v)) => v.push(i),
-            None => parts.push((f, vec![i])),
+        match mode_flag(i) {
+            Some(f) => match parts.iter_mut().find(|(k, _)| k.first() == Some(&f)) {
+                Some((_, v)) => v.push(i),
+                None => parts.push((vec![f], vec![i])),
+            },
+            None => plain.push(i),
         }
     }
-    let lead_action = |members: &[usize]| {
-        members.iter().find_map(|&i| {
-            let d = cand(i).description.as_deref()?;
-            let first = d.split_whitespace().next()?;
-            action_of(first.trim_matches(|c: char| !c.is_alphanumeric()))
-        })
-    };
-    // The flag's first word must be a verb (`--list-plugins`, `--check`; not `--dry-run`).
-    let flag_action = |f: &str| f.trim_start_matches('-').split('-').next().and_then(action_of);
-    let flagged: Vec<&(Option<String>, Vec<usize>)> = parts.iter().filter(|(f, _)| f.is_some()).collect();
-    let actions: Vec<Option<String>> = flagged.iter().map(|(_, m)| lead_action(m)).collect();
-    let distinct = actions.iter().all(Option::is_some)
-        && actions.iter().enumerate().all(|(i, a)| {
-            actions[..i].iter().all(|b| b != a) && (lead_action(&parts[0].1) != *a || parts[0].0.is_some())
-        });
-    let names_action = flagged
-        .iter()
-        .any(|(f, _)| f.as_deref().and_then(flag_action).is_some());
-    if parts.len() < 2 || flagged.is_empty() || !distinct || !names_action {
-        return vec![(Vec::new(), idx.to_vec())];
+    if !plain.is_empty() || parts.is_empty() {
+        parts.insert(0, (Vec::new(), plain));
     }
     parts
-        .into_iter()
-        .map(|(f, members)| (f.into_iter().collect(), members))
-        .collect()
 }
 
 /// Sub-commands documented together in one list item or table row (`` `done` / `complete` ``)

@@ -348,6 +348,34 @@ pub(super) fn is_general(word: &str) -> bool {
     EXCLUDED_PROGRAMS.contains(&word) || GENERAL_TOOLS.contains(&word) || LAUNCHERS.contains(&word)
 }
 
+/// Words that run the rest of the line as a command (`nohup python3 x.py &`, `sudo tool`):
+/// dropped, with their own options, before the program is looked for.
+pub(super) fn strip_wrappers(words: &mut Vec<Word>) {
+    loop {
+        let Some(first) = words.first() else { return };
+        if first.quoted {
+            return;
+        }
+        let takes_value = match first.text.as_str() {
+            "sudo" | "nohup" | "exec" | "time" | "caffeinate" | "command" | "builtin" => false,
+            "nice" | "timeout" | "stdbuf" | "env" => true,
+            _ => return,
+        };
+        words.remove(0);
+        // Their options (`nice -n 10`, `timeout 30`, `env FOO=1`).
+        while words.first().is_some_and(|w| {
+            !w.quoted
+                && (w.text.starts_with('-')
+                    || (takes_value
+                        && (w.text.parse::<f64>().is_ok()
+                            || assignment(&w.text).is_some()
+                            || w.text.ends_with('s') && w.text[..w.text.len() - 1].parse::<f64>().is_ok())))
+        }) {
+            words.remove(0);
+        }
+    }
+}
+
 /// The scripts a body runs from `scripts/` or `bin/` when the skill has no runnable file
 /// (`{baseDir}/scripts/linear.sh` → `scripts/linear.sh`).
 pub(super) fn absent_scripts(files: &[String], body: &Body) -> Vec<String> {
@@ -431,7 +459,8 @@ pub(super) fn skill_bins(analysis: &Analysis, body: &Body, dir_name: &str) -> Ve
             }
         };
         programs[i].2 += 1;
-        if c.block.is_none() || c.block != last_block {
+        // Shell blocks count, not list items: chat syntax in a list (`hn <topic>`) is no program.
+        if c.block.is_some() && c.block != last_block {
             programs[i].1 += 1;
         }
         last_block = c.block;

@@ -21,6 +21,7 @@ pub(super) fn looks_like_value(t: &str) -> bool {
         || ["my-", "your-", "example-", "sample-", "some-", "test-"]
             .iter()
             .any(|p| t.starts_with(p))
+        || (t.len() > 8 && (t.starts_with("your") || t.starts_with("example")))
         || matches!(t, "foo" | "bar" | "baz" | "qux" | "xxx" | "xyz" | "abc")
 }
 
@@ -59,7 +60,7 @@ pub(super) fn is_command_placeholder(w: &Word) -> bool {
     let t = t.trim_end_matches(['s', '.']);
     matches!(
         t.replace(['-', '_', ' '], "").as_str(),
-        "command" | "cmd" | "subcommand" | "subcmd" | "action" | "commandname" | "verb" | "operation" | "op"
+        "command" | "cmd" | "subcommand" | "subcmd" | "action" | "commandname" | "verb" | "operation" | "op" | "method"
     )
 }
 
@@ -115,7 +116,7 @@ pub(super) fn settle(lines: &mut [Split], usage: &[Vec<Word>]) {
     // Command words: actions, objects, qualifiers (a brand after a verb is a value:
     // `services add netflix`).
     let word = |w: &str| lexicon.action(w).is_some() || lexicon.object(w).is_some() || lexicon.qualifier(w).is_some();
-    let known = |w: &str| word(w) || w.split('-').all(word);
+    let known = |w: &str| word(w) || w.split(['-', '_']).all(word);
     let verb = |w: &str| lexicon.action(w).is_some();
     // `create-group`, `add-member`: a verb joined to its object.
     let compound_verb = |w: &str| w.split_once('-').is_some_and(|(v, o)| verb(v) && !o.is_empty());
@@ -158,13 +159,48 @@ pub(super) fn settle(lines: &mut [Split], usage: &[Vec<Word>]) {
                         .map(|o| o.words()[k].text.as_str())
                         .collect();
                     let varies = !known(w) && siblings.iter().any(|s| s != w) && siblings.iter().all(|s| !known(s));
-                    slot || after_verb || varies
+                    // The same unknown word after different first words is a reused example
+                    // value (`posts wallstreetbets`, `search wallstreetbets`).
+                    let reused = !known(w)
+                        && lines.iter().any(|o| {
+                            o.group == lines[i].group
+                                && o.n > k
+                                && o.words()[k].text == *w
+                                && o.words()[..k].iter().zip(prefix).any(|(a, b)| a.text != b.text)
+                        });
+                    slot || after_verb || varies || reused
                 })
                 .unwrap_or(words.len())
         })
         .collect();
     for (line, cut) in lines.iter_mut().zip(cuts) {
         line.n = cut;
+    }
+    // First words that all vary and none of which is a command word are values of a
+    // single-purpose program (`fetch_events.py bengaluru`, `fetch_events.py new-york`).
+    let groups: Vec<usize> = {
+        let mut g: Vec<usize> = lines.iter().map(|l| l.group).collect();
+        g.sort_unstable();
+        g.dedup();
+        g
+    };
+    for g in groups {
+        let firsts: Vec<&str> = lines
+            .iter()
+            .filter(|l| l.group == g && l.n > 0)
+            .map(|l| l.args[0].text.as_str())
+            .collect();
+        let distinct = {
+            let mut d = firsts.clone();
+            d.sort_unstable();
+            d.dedup();
+            d.len()
+        };
+        if distinct >= 2 && firsts.iter().all(|w| !known(w)) {
+            for l in lines.iter_mut().filter(|l| l.group == g) {
+                l.n = 0;
+            }
+        }
     }
 }
 

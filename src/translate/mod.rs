@@ -125,25 +125,49 @@ pub fn translate_skill(
     translations: TextInput,
 ) -> Translation {
     let ex = extract::extract_skill(db, skill, settings);
-    let analysis = skill::analyze_skill(db, skill, settings);
-    let model = &analysis.model;
+    let profile = skill_profile(db, skill, settings);
     let reviewed = review::skill_review(db, skill, settings, translations);
-    let declared = analysis
-        .frontmatter
-        .as_ref()
-        .and_then(|f| f.get_value("metadata"))
-        .and_then(|m| m.get_value("skillc-object"))
-        .and_then(|o| o.as_str());
     let info = SkillInfo {
-        name: model.name.as_ref().map(|n| n.value.as_str()),
+        name: profile.name.as_deref(),
         dir_name: skill.dir_name(db),
         title: ex.title.as_deref(),
-        description: model.description.as_ref().map(|d| d.value.as_str()),
+        description: profile.description.as_deref(),
         // The project's file wins over the skill's own declaration.
-        declared_object: reviewed.object.as_deref().or(declared),
+        declared_object: reviewed.object.as_deref().or(profile.declared_object.as_deref()),
     };
     let vocab = &vocab::vocabulary(db, vocabulary).vocabulary;
     translate(&ex.subcommands, &info, vocab, reviewed)
+}
+
+/// What naming reads of a skill's frontmatter: its name, description and declared default
+/// object (`metadata.skillc-object`). A query of its own, so that an edit of SKILL.md that
+/// leaves these and the sub-commands equal translates nothing again.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Profile {
+    /// The frontmatter `name`.
+    pub name: Option<String>,
+    /// The frontmatter `description`.
+    pub description: Option<String>,
+    /// `metadata.skillc-object`.
+    pub declared_object: Option<String>,
+}
+
+/// The [`Profile`] of a skill.
+#[salsa::tracked(returns(ref))]
+pub fn skill_profile(db: &dyn salsa::Database, skill: SkillSource, settings: Settings) -> Profile {
+    let analysis = skill::analyze_skill(db, skill, settings);
+    let model = &analysis.model;
+    Profile {
+        name: model.name.as_ref().map(|n| n.value.clone()),
+        description: model.description.as_ref().map(|d| d.value.clone()),
+        declared_object: analysis
+            .frontmatter
+            .as_ref()
+            .and_then(|f| f.get_value("metadata"))
+            .and_then(|m| m.get_value("skillc-object"))
+            .and_then(|o| o.as_str())
+            .map(str::to_owned),
+    }
 }
 
 /// `google-workspace` → `google_workspace`; `None` unless the name is ASCII `[a-z0-9-]` and not
@@ -215,11 +239,40 @@ pub fn translate(
             p.proposal = propose::propose(&p.subcommand, &ctx, vocab);
         }
     }
+    // A proposal that another plan of the skill already has, or proposes too, says so.
+    let taken: Vec<(usize, String)> = plans
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.name().or(p.proposal.as_ref().map(|x| &x.name)).map(|n| (i, n.full())))
+        .collect();
+    for (i, p) in plans.iter_mut().enumerate() {
+        if let Some(pr) = &mut p.proposal {
+            let full = pr.name.full();
+            let others: Vec<String> = taken
+                .iter()
+                .filter(|(k, n)| *k != i && *n == full)
+                .map(|(k, _)| subcommand_label(subcommands, *k))
+                .collect();
+            if !others.is_empty() {
+                pr.evidence.push(format!(
+                    "the same name as {}: tell them apart (a qualifier) before accepting",
+                    others.join(", ")
+                ));
+            }
+        }
+    }
     Translation {
         provider: ctx.provider.clone(),
         object: ctx.object.clone(),
         plans,
     }
+}
+
+fn subcommand_label(subcommands: &[SubCommand], i: usize) -> String {
+    subcommands
+        .get(i)
+        .map(|s| format!("`{}`", s.display()))
+        .unwrap_or_default()
 }
 
 /// Names one sub-command: a contextual rule, else its words read in its domain, else (no
@@ -414,6 +467,20 @@ pub fn parse_name(full: &str, ctx: &Context, vocab: &Vocabulary) -> Result<Execu
 /// qualifier of the object tells them apart; a plan whose object the words named keeps the
 /// name over one whose object was a default; the rest are rejected (`TR003`).
 fn resolve_collisions(plans: &mut [Plan], vocab: &Vocabulary) {
+    // A read that only became a list for want of an item to identify is a read again when
+    // a listing of the same name exists (`files get --max 10` beside `files list`).
+    for idx in collisions(plans) {
+        for &i in &idx {
+            let turned = plans[i]
+                .steps
+                .iter()
+                .position(|s| s.word.is_empty() && s.meaning.starts_with("read with no item"));
+            if let (Some(at), Outcome::Translated(n)) = (turned, &mut plans[i].outcome) {
+                n.action = "read".into();
+                plans[i].steps.remove(at);
+            }
+        }
+    }
     for _ in 0..2 {
         let groups = collisions(plans);
         if groups.is_empty() {

@@ -26,16 +26,39 @@ pub(super) struct Tok<'v> {
 /// Splits words into vocabulary words: a word the vocabulary knows stays whole, others split on
 /// `-` and `_` (`create-folder` → `create`, `folder`); a mode flag loses its dashes.
 pub(super) fn tokens(words: &[String], vocab: &Vocabulary) -> Vec<String> {
+    let lower: Vec<String> = words
+        .iter()
+        .map(|w| w.trim_start_matches('-').to_ascii_lowercase())
+        .collect();
+    let another_action = |i: usize| {
+        lower
+            .iter()
+            .enumerate()
+            .any(|(k, w)| k != i && w.split(['-', '_']).all(|p| vocab.action(p).is_some()))
+    };
     let mut out = Vec::new();
-    for w in words {
-        let w = w.trim_start_matches('-').to_ascii_lowercase();
+    for (i, w) in lower.iter().enumerate() {
         if w.is_empty() {
             continue;
         }
-        if vocab.knows(&w) || !w.contains(['-', '_']) {
-            out.push(w);
+        if vocab.knows(w) || !w.contains(['-', '_']) {
+            out.push(w.clone());
+            continue;
+        }
+        let parts: Vec<&str> = w.split(['-', '_']).filter(|p| !p.is_empty()).collect();
+        // A compound noun beside the command's verb (`deploy-key add`): its head is the object,
+        // a verb in front of it only says which kind.
+        let head_is_object = parts.last().is_some_and(|p| vocab.object(p).is_some());
+        if parts.len() > 1 && head_is_object && another_action(i) {
+            out.extend(
+                parts[..parts.len() - 1]
+                    .iter()
+                    .filter(|p| vocab.action(p).is_none())
+                    .map(|p| (*p).to_owned()),
+            );
+            out.extend(parts.last().map(|p| (*p).to_owned()));
         } else {
-            out.extend(w.split(['-', '_']).filter(|p| !p.is_empty()).map(str::to_owned));
+            out.extend(parts.into_iter().map(str::to_owned));
         }
     }
     out
@@ -180,6 +203,8 @@ struct Naming<'a, 'v> {
     /// The words come from prose (a command without words): a service name there is only
     /// mentioned, it does not supply the object.
     prose: bool,
+    /// The object the program's file name names (`outlook-calendar.sh`: events).
+    stem_object: Option<(String, String)>,
 }
 
 /// Chooses the action word: the only one (`list all`, `post`); among several, the last
@@ -201,10 +226,18 @@ fn choose_action(toks: &[Tok<'_>], vocab: &Vocabulary) -> Option<usize> {
             .is_some_and(|a| a.object.is_some())
     };
     let objects = toks.iter().filter(|t| t.object.is_some()).count();
+    // An action word that is also a qualifier says which kind (`mark-read`: set, read).
+    let plain = |i: usize| toks[i].qualifier.is_none();
     acting
         .iter()
         .rev()
-        .find(|&&i| !own(i) && (toks[i].object.is_none() || objects > 1))
+        .find(|&&i| !own(i) && plain(i) && (toks[i].object.is_none() || objects > 1))
+        .or_else(|| {
+            acting
+                .iter()
+                .rev()
+                .find(|&&i| !own(i) && (toks[i].object.is_none() || objects > 1))
+        })
         .or_else(|| acting.iter().rev().find(|&&i| !own(i)))
         .or(acting.last())
         .copied()
@@ -362,6 +395,7 @@ impl<'v> Naming<'_, 'v> {
         self.object = domain_object
             .or(self.extra_object.take())
             .or(action_object)
+            .or(self.stem_object.take())
             .or(skill_object);
         if let Some((_, why)) = self.object.clone() {
             self.push("", why);
@@ -394,6 +428,7 @@ pub(super) fn name_tokens(
         qualifiers: Vec::new(),
         extra_object: None,
         prose: sc.words.is_empty() || sc.words.iter().all(|w| w.starts_with("--")),
+        stem_object: stem_object(sc, vocab),
     };
     // A lone property word with an item and a value sets that property (`status <id> <state>`,
     // `priority <id> <level>`).
@@ -490,6 +525,32 @@ pub(super) fn name_tokens(
         provider: provider.to_owned(),
     };
     (Outcome::Translated(name), n.steps)
+}
+
+/// The object a program's file name names, itself or through a service word (`outlook-mail.sh`
+/// → messages, `outlook-calendar.sh` → events): the context of its sub-commands.
+fn stem_object(sc: &SubCommand, vocab: &Vocabulary) -> Option<(String, String)> {
+    let file = sc.program.describe();
+    // Words every kind of program is named with say nothing of its object.
+    const PLAIN: &[&str] = &[
+        "client", "tool", "tools", "api", "apis", "cli", "main", "server", "service", "helper", "manager", "handler",
+        "script", "scripts", "app", "wrapper", "utils", "util", "core", "lib", "run", "runner", "bot", "agent",
+        "command", "commands", "data", "file", "files", "index", "skill",
+    ];
+    super::prose::stem_words(&sc.program)
+        .iter()
+        .rev()
+        .filter(|w| !PLAIN.contains(&w.as_str()))
+        .find_map(|w| {
+            let o = vocab.object_word(w).map(|o| o.name().to_owned()).or_else(|| {
+                let d = vocab.domain(w)?;
+                vocab.domains.get(d.name())?.object.clone()
+            })?;
+            Some((
+                o.clone(),
+                format!("object `{o}` from the program's name `{file}` (`{w}`)"),
+            ))
+        })
 }
 
 fn in_domain(t: &Tok<'_>) -> String {

@@ -132,7 +132,7 @@ fn editing_one_skill_retranslates_only_that_skill() {
 fn editing_the_vocabulary_retranslates_every_skill_but_extracts_nothing() {
     let mut f = fixture();
     f.run();
-    let edited = BUILT_IN_VOCABULARY.replace("synonyms = [\"search\",", "synonyms = [\"seek\", \"search\",");
+    let edited = BUILT_IN_VOCABULARY.replace("synonyms = [\"search\",", "synonyms = [\"hunt\", \"search\",");
     assert!(set_text_if_changed(&mut f.db, f.vocab, edited));
     let after = f.run();
     assert_eq!(count(&after, "vocabulary"), 1, "{after:?}");
@@ -315,7 +315,7 @@ mod session {
     fn vocabulary_edited_retranslates_every_skill_without_reading_or_parsing() {
         let mut b = open();
         b.build();
-        let edited = BUILT_IN_VOCABULARY.replace("synonyms = [\"search\",", "synonyms = [\"seek\", \"search\",");
+        let edited = BUILT_IN_VOCABULARY.replace("synonyms = [\"search\",", "synonyms = [\"hunt\", \"search\",");
         assert!(b.s.set_vocabulary(edited));
         let (_, log) = b.build();
         let counts = per_skill(&log);
@@ -361,6 +361,52 @@ mod session {
         assert_eq!(count(&log, "admission"), 0, "{log:?}");
         assert_eq!(count(&log, "decision"), 0, "{log:?}");
         // beta's manifest records the SKILL.md hash (FORMATS.md, provenance): it is re-signed.
+        assert_eq!(o.manifests_signed, 1, "{o:?}");
+    }
+
+    /// Issue 12, acceptance 4: `translations.toml` is a build input, read per skill.
+    #[test]
+    fn accepting_one_translation_rebuilds_only_that_skill() {
+        let mut b = open();
+        b.build();
+        let entry = |status: &str| {
+            format!(
+                "version = 1\n\n[[translation]]\nskill = \"beta\"\nsubcommand = \"events list\"\nstatus = \"{status}\"\nname = \"read_events_beta\"\n"
+            )
+        };
+        // A pending proposal rejects the plan with its own code; the other skills stay.
+        assert!(b.s.set_translations(entry("proposed")));
+        let (o, log) = b.build();
+        assert_eq!(count(&log, "translate_skill"), 1, "{log:?}");
+        assert_eq!(o.removed, vec!["list_events_beta".to_owned()], "{o:?}");
+        assert!(o.report.contains("TR007"), "{}", o.report);
+        // Accepting it: only beta is translated, generated and output again.
+        assert!(b.s.set_translations(entry("accepted")));
+        let (o, log) = b.build();
+        assert_eq!(
+            per_skill(&log),
+            vec![
+                ("skill_files", 0),
+                ("analyze_skill", 0),
+                ("extract_skill", 0),
+                ("translate_skill", 1),
+                ("skill_unit", 1),
+                ("scan_skill", 0),
+                ("skill_drafts", 1),
+                ("admission_input", 1),
+                ("admission", 1),
+                ("decision", 3),
+                ("skill_output", 1),
+                ("report_entry", 1),
+            ],
+            "{log:?}"
+        );
+        assert_eq!(
+            count(&log, "skill_review"),
+            3,
+            "every skill's entries are read again: {log:?}"
+        );
+        assert_eq!(o.added, vec!["read_events_beta".to_owned()], "{o:?}");
         assert_eq!(o.manifests_signed, 1, "{o:?}");
     }
 

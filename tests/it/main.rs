@@ -18,6 +18,8 @@ mod incremental;
 mod layers;
 mod migrate;
 mod plan;
+mod review;
 mod scan;
 mod tidy;
+mod truth;
 mod watch;
