@@ -27,8 +27,9 @@ use crate::skill::frontmatter;
 use crate::skill::gaia::{Permission, SecurityTier};
 use crate::skill::model::OPENCLAW_NAMESPACES;
 use crate::skill::validate::{self, Context};
+use crate::skill::writer::{self, Layout};
 use crate::skill::yaml::{self, Node, NodeKind};
-use crate::skill::yaml_out::{self, Value};
+use crate::skill::yaml_out::Value;
 
 /// Which vendor format to migrate from (`--from`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -297,24 +298,11 @@ pub fn migrate(file: &str, dir_name: &str, text: &str, from: FromFormat) -> Migr
     let Some(out_entries) = rewritten else {
         return m;
     };
-    let eol = if text[..body.start].contains("\r\n") {
-        "\r\n"
-    } else {
-        "\n"
+    // The frontmatter writer shared with `export` and `check --fix`; the BOM is kept.
+    let Some(layout) = Layout::of_text(text) else {
+        return m;
     };
-    let (split, _) = frontmatter::split(&src);
-    let mut new = String::with_capacity(text.len() + 256);
-    if split.as_ref().is_some_and(|s| s.bom) {
-        new.push('\u{feff}');
-    }
-    new.push_str("---");
-    new.push_str(eol);
-    new.push_str(&yaml_out::render_mapping(&out_entries, eol));
-    new.push_str("---");
-    if split.as_ref().is_some_and(|s| s.body.start > s.close_fence.end) {
-        new.push_str(eol);
-    }
-    new.push_str(&text[body.clone()]);
+    let new = writer::replace_head(text, body.clone(), &out_entries, layout);
     // The result must pass `skillc check` (default rules) before anything is written.
     let after = validate::analyze(file, new.as_bytes(), &ctx);
     let errs: Vec<Diagnostic> = errors(&after.diagnostics);

@@ -233,6 +233,9 @@ impl Validator<'_, '_> {
                 }
             }
         }
+        if let Some(e) = root.get("allowed-tools") {
+            self.check_tools_spelling(&e.value);
+        }
         self.check_hidden_unicode(root);
         if !self.strict() {
             self.check_default_mode_fields(root);
@@ -526,6 +529,25 @@ impl Validator<'_, '_> {
         self.model.credentials = creds;
     }
 
+    /// `SK019`: `allowed-tools` as a YAML list or with commas, when every entry is well formed
+    /// (so that the standard's spelling is known).
+    fn check_tools_spelling(&mut self, node: &Node) {
+        let Some(spelled) = tools::standard_spelling(node) else {
+            return;
+        };
+        let how = if node.as_seq().is_some() {
+            "is a YAML list"
+        } else {
+            "separates its entries with commas"
+        };
+        let d = self
+            .diag(&rules::SK019, &node.span, format!("`allowed-tools` {how}"))
+            .help(format!(
+                "the standard spells it as one space-separated string: `allowed-tools: {spelled}`"
+            ));
+        self.push(d);
+    }
+
     fn check_allowed_tools(&mut self, node: &Node) {
         let entries: Vec<(String, Range<usize>)> = match &node.kind {
             NodeKind::Scalar(s) => tools::split_entries(&s.value)
@@ -803,7 +825,7 @@ fn dedup_chars(chars: &[char]) -> Vec<char> {
 }
 
 /// Whether a (normalized) name passes every `name` rule but the folder match.
-fn name_is_valid(name: &str) -> bool {
+pub fn name_is_valid(name: &str) -> bool {
     let n = name.chars().count();
     n > 0
         && n <= MAX_NAME_CHARS
@@ -817,7 +839,7 @@ fn name_is_valid(name: &str) -> bool {
 }
 
 /// Known misspellings of standard fields.
-fn near_miss(key: &str) -> Option<&'static str> {
+pub fn near_miss(key: &str) -> Option<&'static str> {
     let normalized: String = key.to_ascii_lowercase().replace('_', "-");
     model::STANDARD_FIELDS
         .iter()

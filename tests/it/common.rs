@@ -4,6 +4,8 @@
 // Each test file uses a different subset of these helpers.
 #![allow(dead_code)]
 
+pub mod server;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -34,8 +34,10 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
     ("rules", Core, &["diag", "model"]),
     // The salsa database and its inputs.
     ("db", Core, &["model"]),
+    // What `skillc check` does not report (`[check]` of pipeline.toml): globs over paths.
+    ("suppress", Core, &[]),
     // Stages: pure functions and tracked queries over the inputs.
-    ("config", Core, &["diag", "model", "rules"]),
+    ("config", Core, &["diag", "model", "rules", "suppress"]),
     ("vocab", Core, &["db", "diag", "model", "rules"]),
     ("skill", Core, &["db", "diag", "model", "rules"]),
     ("extract", Core, &["db", "diag", "model", "rules", "skill", "vocab"]),
@@ -43,6 +45,8 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
     ("route", Core, &["model", "vocab"]),
     ("migrate", Core, &["diag", "model", "rules", "skill"]),
     ("export", Core, &["diag", "model", "rules", "skill", "util"]),
+    // `check --fix`: safe edits of SKILL.md through the frontmatter writer (skill::writer).
+    ("fix", Core, &["diag", "model", "rules", "skill"]),
     (
         "translate",
         Core,
@@ -71,6 +75,8 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "vocab",
         ],
     ),
+    // The dense embedders' interface (texts → unit vectors), used by the menu.
+    ("embed", Core, &[]),
     // The menu index and selection (RUNTIME.md §1): a stage like the others.
     (
         "menu",
@@ -151,12 +157,26 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
         ],
     ),
     ("watch", Io, &["model"]),
-    // Reading a verified out/ (list, info, search, serve) and the menu over it.
+    // The local sentence-embedding model (feature `local-model`): reads a model folder.
+    ("embed::local", Io, &["embed", "util"]),
+    // Reading a verified out/ (list, info, search, serve) and the menu over it: the files as
+    // `emit::write` lists them, each retained SKILL.md's frontmatter as `skill` reads it.
     (
         "catalog",
         Io,
         &[
-            "diag", "emit", "export", "generate", "menu", "messages", "model", "sign", "util", "verify",
+            "diag",
+            "emit",
+            "emit::write",
+            "export",
+            "generate",
+            "menu",
+            "messages",
+            "model",
+            "sign",
+            "skill",
+            "util",
+            "verify",
         ],
     ),
     // The curator: its selection is pure, the rest moves folders and calls a model.
@@ -217,6 +237,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "events",
             "export",
             "extract",
+            "fix",
             "import",
             "menu",
             "messages",
@@ -227,6 +248,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "serve",
             "sign",
             "skill",
+            "suppress",
             "translate",
             "util",
             "verify",
