@@ -129,6 +129,11 @@ pub fn skill_context(info: &SkillInfo<'_>, vocab: &Vocabulary) -> Context {
     }
     for (text, weight, place) in sources {
         let ws = words(text);
+        // A noun before another object noun only says which kind (`agent skills` are skills,
+        // `task lists` are lists).
+        let modifier = |i: usize, part: &str| {
+            part == ws[i] && ws.get(i + 1).is_some_and(|n| n != "skill" && vocab.object(n).is_some())
+        };
         for (i, w) in ws.iter().enumerate() {
             let prev = i.checked_sub(1).map(|p| ws[p].as_str());
             for part in std::iter::once(w.as_str()).chain(w.split('-').filter(|_| w.contains('-'))) {
@@ -150,6 +155,9 @@ pub fn skill_context(info: &SkillInfo<'_>, vocab: &Vocabulary) -> Context {
                         );
                     }
                 } else if let Some(o) = vocab.object(part) {
+                    if modifier(i, part) {
+                        continue;
+                    }
                     bump(&mut objects, o.name(), weight, format!("{place} `{part}`"));
                     if let Some(d) = vocab.objects.get(o.name()).and_then(|o| o.domain.as_deref()) {
                         match domains.iter_mut().find(|(n, _)| n == d) {

@@ -530,6 +530,11 @@ pub(super) fn name_tokens(
 /// The object a program's file name names, itself or through a service word (`outlook-mail.sh`
 /// → messages, `outlook-calendar.sh` → events): the context of its sub-commands.
 fn stem_object(sc: &SubCommand, vocab: &Vocabulary) -> Option<(String, String)> {
+    // A binary's name is its brand (`clawhub`, `remindctl`): a brand word sets the domain, it
+    // does not force an object (issue 12); a script's file name says what it is about.
+    if !matches!(sc.program, crate::extract::Program::Script { .. }) {
+        return None;
+    }
     let file = sc.program.describe();
     // Words every kind of program is named with say nothing of its object.
     const PLAIN: &[&str] = &[
