@@ -274,7 +274,7 @@ impl Extractor<'_> {
             *counts.entry(&l.program).or_default() += 1;
         }
         let mut ranked: Vec<(&Program, usize)> = counts.into_iter().collect();
-        ranked.sort_by(|a, b| b.1.cmp(&a.1));
+        ranked.sort_by_key(|r| std::cmp::Reverse(r.1));
         match ranked.as_slice() {
             [(p, _)] => Some((*p).clone()),
             [(p, a), (_, b), ..] if a > b => Some((*p).clone()),
@@ -330,7 +330,9 @@ impl Extractor<'_> {
         let worded: Vec<bool> = (0..programs.len())
             .map(|g| splits.iter().any(|s| s.group == g && s.n > 0))
             .collect();
-        let mut groups: Vec<((usize, Vec<String>), Vec<usize>)> = Vec::new();
+        // (program group, sub-command words) → the lines of that sub-command.
+        type Groups = Vec<((usize, Vec<String>), Vec<usize>)>;
+        let mut groups: Groups = Vec::new();
         for (i, s) in splits.iter().enumerate() {
             if s.n == 0 && (worded[s.group] || !self.single_purpose(programs[s.group])) {
                 continue;

@@ -53,7 +53,7 @@ pub fn provider_for(name: Option<&str>, dir_name: &str) -> Option<String> {
             .split(|c: char| !c.is_ascii_alphanumeric())
             .filter(|w| !w.is_empty())
             .collect();
-        let ascii_only = s.chars().all(|c| c.is_ascii());
+        let ascii_only = s.is_ascii();
         (!words.is_empty() && ascii_only).then(|| words.join("_"))
     };
     name.and_then(norm).or_else(|| norm(dir_name))
@@ -169,7 +169,7 @@ pub fn skill_context(info: &SkillInfo<'_>, vocab: &Vocabulary) -> Context {
             }
         }
     }
-    domains.sort_by(|a, b| b.1.cmp(&a.1));
+    domains.sort_by_key(|d| std::cmp::Reverse(d.1));
     let object = match info.declared_object.and_then(|o| vocab.object(o)) {
         Some(m) => Some(DefaultObject {
             object: m.name().to_owned(),

@@ -159,7 +159,7 @@ fn identifies(a: &Arg, object: &str, vocab: &Vocabulary) -> bool {
         return false;
     }
     let n = a.name.as_str();
-    if FREE_TEXT.iter().any(|f| n == *f) {
+    if FREE_TEXT.contains(&n) {
         return false;
     }
     let names = |part: &str| {
@@ -457,8 +457,7 @@ pub(super) fn name_tokens(
         return (Outcome::Translated(name), n.steps);
     }
     let object_at = n.choose_object();
-    for i in 0..toks.len() {
-        let t = &toks[i];
+    for (i, t) in toks.iter().enumerate() {
         if Some(i) == n.action_at || Some(i) == object_at {
             let (kind, m) = if Some(i) == n.action_at {
                 ("action", t.action)
@@ -627,7 +626,7 @@ fn singular_read(sc: &SubCommand, n: &Naming<'_, '_>, object: &str, vocab: &Voca
         .rev()
         .find(|t| t.object.is_some_and(|o| o.name() == object))
         .map(|t| t.word.as_str());
-    let singular = word.is_some_and(|w| !is_plural_form(w, vocab) && !(w == object && w.ends_with('s')));
+    let singular = word.is_some_and(|w| !(is_plural_form(w, vocab) || w == object && w.ends_with('s')));
     singular
         && sc
             .args
