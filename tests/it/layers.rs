@@ -52,7 +52,8 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
     (
         "translate",
         Core,
-        &["db", "diag", "extract", "model", "rules", "skill", "vocab"],
+        // `util`: `translations.toml` is rendered with its TOML string quoting.
+        &["db", "diag", "extract", "model", "rules", "skill", "util", "vocab"],
     ),
     (
         "generate",
