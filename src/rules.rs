@@ -127,6 +127,11 @@ rules! {
     TR004 "no-provider" Error "The skill name cannot form a provider qualifier.";
     TR005 "unmatched-word" Error "A sub-command word maps to nothing in the closed vocabulary.";
     TR006 "qualifier-not-allowed" Error "A qualifier cannot qualify the sub-command's object.";
+    TR007 "pending-review" Error "The sub-command's name is proposed in `translations.toml` and waits for a reviewer.";
+    TR008 "rejected-in-review" Error "A reviewer rejected the sub-command's name in `translations.toml`.";
+    TR009 "review-outside-vocabulary" Error "An accepted name in `translations.toml` is outside the closed vocabulary or the name grammar.";
+    TR010 "translations-invalid" Error "`translations.toml` is not valid TOML, or an entry has a missing, unknown or ill-typed key.";
+    TR011 "translations-duplicate" Error "`translations.toml` has two entries for one skill and sub-command, or two objects for one skill.";
     AD001 "l1-vocabulary" Error "L1: the executor name is outside the closed vocabulary or breaks the name grammar.";
     AD002 "l2-catalog-collision" Error "L2: the executor name is already taken in the catalog by another skill.";
     AD003 "duplicate-skill-name" Error "Two skills of one catalog have the same name.";

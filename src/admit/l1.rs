@@ -51,7 +51,7 @@ pub fn check_l1(name: &ExecutorName, vocab: &Vocabulary) -> Result<(), String> {
     for q in &name.qualifiers {
         match vocab.qualifiers.get(q) {
             None => return Err(format!("qualifier `{q}` is not in the vocabulary")),
-            Some(def) if !def.objects.contains(&name.object) => {
+            Some(def) if !def.qualifies(&name.object) => {
                 return Err(format!("qualifier `{q}` cannot qualify `{}`", name.object));
             }
             Some(_) => {}

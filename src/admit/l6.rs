@@ -88,6 +88,63 @@ pub fn contradicts(own: ActionClass, said: ActionClass) -> bool {
 /// does not start with an action word (or no description) passes: headings group several
 /// commands and nouns such as "share" or "status" are not verbs.
 pub fn check_l6_builtin(c: &Candidate<'_>, vocab: &Vocabulary) -> Result<(), String> {
+    check_l6_action(c, vocab)?;
+    check_l6_object(c, vocab)
+}
+
+/// The object half of L6 (issue 12: "L6 checks the object as well as the action class"): a
+/// description whose leading verb acts on another object ("Delete the label", "List
+/// bookmarks") contradicts an executor about something else, unless the executor's object
+/// appears anywhere in the command's words or wording. Only a clear statement counts: the
+/// object right after the leading verb, before any preposition.
+pub fn check_l6_object(c: &Candidate<'_>, vocab: &Vocabulary) -> Result<(), String> {
+    let Some(description) = &c.plan.subcommand.description else {
+        return Ok(());
+    };
+    let words = route::words(description);
+    let Some(lead) = words.first() else {
+        return Ok(());
+    };
+    if action_of(lead, vocab).is_none() || vocab.object(lead).is_some() {
+        return Ok(());
+    }
+    // The noun phrase after the verb: up to three words, stopping at a preposition.
+    let said = words
+        .iter()
+        .skip(1)
+        .take_while(|w| {
+            !matches!(
+                w.as_str(),
+                "in" | "on" | "to" | "from" | "with" | "for" | "by" | "of" | "and" | "or" | "into" | "as"
+            )
+        })
+        .take(3)
+        .filter_map(|w| vocab.object(w).map(|o| (w.clone(), o.name().to_owned())))
+        .last();
+    let Some((word, said)) = said else {
+        return Ok(());
+    };
+    let own = &c.name.object;
+    if &said == own {
+        return Ok(());
+    }
+    let mentions = |text: &str| {
+        route::words(text).iter().any(|w| {
+            vocab.object(w).is_some_and(|o| o.name() == own)
+                || vocab.object(&route::stem(w)).is_some_and(|o| o.name() == own)
+        })
+    };
+    let sc = &c.plan.subcommand;
+    if mentions(&sc.words.join(" ")) || wording(c).iter().any(|(_, t)| mentions(t)) {
+        return Ok(());
+    }
+    Err(format!(
+        "its description acts on \"{word}\" (`{said}`) but the executor's object is `{own}`, and nothing in its words or wording names {own}"
+    ))
+}
+
+/// The action half of L6 ([`check_l6_builtin`]).
+fn check_l6_action(c: &Candidate<'_>, vocab: &Vocabulary) -> Result<(), String> {
     let Some(own) = vocab.actions.get(&c.name.action) else {
         return Ok(());
     };
@@ -100,8 +157,8 @@ pub fn check_l6_builtin(c: &Candidate<'_>, vocab: &Vocabulary) -> Result<(), Str
     let Some(said) = action_of(&lead, vocab) else {
         return Ok(());
     };
-    // A leading word that is also an object ("Labels with…", "Tags…") is a noun.
-    if vocab.object(&lead).is_some() || vocab.object(&route::stem(&lead)).is_some() {
+    // A leading word that is only an object ("Labels with…", "Tags…") is a noun.
+    if vocab.action(&lead).is_none() && (vocab.object(&lead).is_some() || vocab.object(&route::stem(&lead)).is_some()) {
         return Ok(());
     }
     if !contradicts(own.class, said.class) {

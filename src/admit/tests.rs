@@ -34,9 +34,13 @@ pub(crate) fn plan(n: &ExecutorName, words: &[&str], description: Option<&str>) 
             line: 1,
             invocations: 1,
             description: description.map(str::to_owned),
+            context: None,
+            aliases: Vec::new(),
+            free_text: false,
         },
         outcome: Outcome::Translated(n.clone()),
         steps: vec![],
+        proposal: None,
     }
 }
 

@@ -98,7 +98,8 @@ pub struct SkillUnit {
 pub fn skill_unit(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillSource) -> SkillUnit {
     let settings = inputs.settings(db);
     let check = skill::check_skill(db, skill, settings).clone();
-    let translation = translate::translate_skill(db, skill, settings, inputs.vocabulary(db)).clone();
+    let translation =
+        translate::translate_skill(db, skill, settings, inputs.vocabulary(db), inputs.translations(db)).clone();
     let display = skill.display(db).clone();
     let info = check.name.as_ref().map(|name| {
         let model = &skill::analyze_skill(db, skill, settings).model;

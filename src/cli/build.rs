@@ -197,6 +197,7 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
     let mut config_files = vec![
         root.join(crate::config::FILE_NAME),
         root.join(crate::import::lock::FILE_NAME),
+        root.join(project::TRANSLATIONS),
     ];
     if vocab_file.is_none()
         && args.vocabulary.is_none()
@@ -216,6 +217,7 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
             key,
             sde: source_date_epoch()?,
             vocab_path: vpath,
+            translations: project::translations_source(&project)?.1,
             admission: cfg.admission.clone(),
             fail_on: cfg.fail_on,
             // A project's imports (`skillc import`) record their sources as `imported_from`.

@@ -23,6 +23,10 @@ pub struct PlanArgs {
     /// Show how each word of each sub-command was mapped (rule or synonym).
     #[arg(long)]
     pub explain: bool,
+    /// Write a proposed name for every rejected sub-command that has none yet into the
+    /// project's `translations.toml` (status "proposed"), for review (docs/authoring.md).
+    #[arg(long)]
+    pub propose: bool,
     /// Use this vocabulary file instead of the configured or built-in one.
     #[arg(long, value_name = "FILE")]
     pub vocabulary: Option<PathBuf>,
@@ -60,6 +64,7 @@ fn json_report(
             path: p.file.clone(),
             name: None,
             provider: None,
+            object: None,
             instruction_only: false,
             error: Some(format!("{}: {}", p.code(), p.message)),
             plans: Vec::new(),
@@ -75,6 +80,10 @@ fn json_report(
                 .as_ref()
                 .map(|n| n.value.clone()),
             provider: t.provider.clone(),
+            object: t.object.as_ref().map(|o| plan::SkillObject {
+                object: o.object.clone(),
+                evidence: o.evidence.clone(),
+            }),
             instruction_only: t.plans.is_empty(),
             error: r.error.clone(),
             plans: t.plans.iter().map(|p| plan_json(p, explain)).collect(),
@@ -165,6 +174,9 @@ fn print_plans(out: &mut Printer, t: &Translation, explain: bool) -> anyhow::Res
                 let list: Vec<String> = p.subcommand.args.iter().map(arg_text).collect();
                 out.line(&format!("  {:<width$}      args: {}", "", list.join(", ")))?;
             }
+            if let Some(pr) = &p.proposal {
+                out.line(&format!("  {:<width$}      proposal: {}", "", pr.name.full()))?;
+            }
         }
     }
     Ok(())
@@ -221,6 +233,8 @@ fn plan_json(p: &Plan, explain: bool) -> plan::Plan {
     };
     plan::Plan {
         subcommand: sc.display(),
+        words: sc.words.clone(),
+        aliases: sc.aliases.clone(),
         program: program_json(&sc.program),
         source_section: sc.source_section.clone(),
         line: sc.line,
@@ -229,6 +243,10 @@ fn plan_json(p: &Plan, explain: bool) -> plan::Plan {
         status,
         name,
         outcome,
+        proposal: p.proposal.as_ref().map(|pr| plan::Proposal {
+            name: pr.name.full(),
+            evidence: pr.evidence.clone(),
+        }),
         explain: explain.then(|| {
             p.steps
                 .iter()
@@ -320,6 +338,10 @@ pub(crate) fn run(args: &PlanArgs, out: &mut Printer) -> anyhow::Result<Status> 
     if lv.diagnostics.iter().any(|d| d.severity == Severity::Error) {
         anyhow::bail!("the vocabulary has errors (see above)");
     }
+    let (tpath, ttext) = project::translations_source(&project)?;
+    let tr_input = TextInput::new(db, tpath, ttext.clone());
+    let review = translate::review::review(db, tr_input);
+    project::print_file_diagnostics(out, &review.diagnostics, &ttext);
     let settings = loaded.settings;
     // Per skill: its translation, and its first error when `check` would reject it.
     let results: Vec<Planned> = loaded
@@ -333,7 +355,7 @@ pub(crate) fn run(args: &PlanArgs, out: &mut Printer) -> anyhow::Result<Status> 
                 .map(|d| format!("{}: {}", d.code(), d.message));
             Planned {
                 skill: *s,
-                translation: translate::translate_skill(db, *s, settings, vocab_input).clone(),
+                translation: translate::translate_skill(db, *s, settings, vocab_input, tr_input).clone(),
                 error,
             }
         })
@@ -343,6 +365,28 @@ pub(crate) fn run(args: &PlanArgs, out: &mut Printer) -> anyhow::Result<Status> 
         totals.add(&r.translation);
     }
     let invalid = results.iter().filter(|r| r.error.is_some()).count() + loaded.problems.len();
+    if args.propose {
+        let names: Vec<Option<String>> = results
+            .iter()
+            .map(|r| crate::skill::skill_name(db, r.skill, settings).clone())
+            .collect();
+        let per_skill: Vec<(Option<&str>, &Translation)> = names
+            .iter()
+            .zip(&results)
+            .map(|(n, r)| (n.as_deref(), &r.translation))
+            .collect();
+        let (added, total) = write_proposals(&project, review, &per_skill)?;
+        out.note(&format!(
+            "proposed {} in {} ({} in all); review each entry, then build",
+            super::output::count(added, "name"),
+            project::TRANSLATIONS,
+            if total == 1 {
+                "1 entry".to_owned()
+            } else {
+                format!("{total} entries")
+            }
+        ));
+    }
     match args.format {
         ReportFormat::Json => {
             let report = json_report(&loaded, &results, &totals, invalid, args.explain);
@@ -356,4 +400,47 @@ pub(crate) fn run(args: &PlanArgs, out: &mut Printer) -> anyhow::Result<Status> 
     } else {
         Status::Success
     })
+}
+
+/// Adds a `proposed` entry for every rejected plan that has a proposal and no entry yet, keeps
+/// every existing entry as it is, and writes `translations.toml` atomically (sorted).
+/// Returns (entries added, entries in all).
+fn write_proposals(
+    project: &project::Project,
+    review: &translate::review::Review,
+    skills: &[(Option<&str>, &Translation)],
+) -> anyhow::Result<(usize, usize)> {
+    use translate::review::{Entry, Status as ReviewStatus};
+    let mut entries: Vec<Entry> = review.entries.clone();
+    let mut added = 0;
+    for (name, t) in skills {
+        let Some(skill) = name else { continue };
+        for p in &t.plans {
+            let Some(pr) = &p.proposal else { continue };
+            let sub = p.subcommand.display();
+            if entries.iter().any(|e| e.skill == *skill && e.subcommand == sub) {
+                continue;
+            }
+            entries.push(Entry {
+                skill: (*skill).to_owned(),
+                subcommand: sub,
+                status: ReviewStatus::Proposed,
+                name: pr.name.full(),
+                evidence: pr.evidence.clone(),
+                note: None,
+                line: 0,
+            });
+            added += 1;
+        }
+    }
+    let objects = review
+        .objects
+        .iter()
+        .map(|(k, (o, _))| (k.clone(), o.clone()))
+        .collect();
+    let text = translate::review::render(&objects, &entries);
+    let path = project::translations_path(project);
+    crate::emit::write::write_atomic(&path, text.as_bytes(), None)
+        .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+    Ok((added, entries.len()))
 }

@@ -111,6 +111,26 @@ pub(crate) fn read_lock(root: &Path, out: &mut Printer) -> anyhow::Result<crate:
     crate::import::lock::read(root).map_err(|e| lock_error(e, out))
 }
 
+/// The file name of the reviewed translations, at the project root (FORMATS.md).
+pub(crate) const TRANSLATIONS: &str = "translations.toml";
+
+/// The path of the project's `translations.toml` (present or not).
+pub(crate) fn translations_path(project: &Project) -> PathBuf {
+    project.root.join(TRANSLATIONS)
+}
+
+/// The reviewed translations text and the path shown in its diagnostics (`translations.toml`,
+/// relative to the project root); empty when the project has none.
+pub(crate) fn translations_source(project: &Project) -> anyhow::Result<(String, String)> {
+    let p = translations_path(project);
+    let text = match std::fs::read_to_string(&p) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", p.display())),
+    };
+    Ok((TRANSLATIONS.to_owned(), text))
+}
+
 /// The vocabulary text and the path shown in its diagnostics: `--vocabulary`, else the
 /// configured file when present, else the built-in vocabulary.
 pub(crate) fn vocabulary_source(project: &Project, flag: Option<&Path>) -> anyhow::Result<(String, String)> {

@@ -112,6 +112,9 @@ pub struct BuildInputs {
     /// The vocabulary text.
     #[returns(copy)]
     pub vocabulary: TextInput,
+    /// The project's reviewed translations (`translations.toml`; empty when absent).
+    #[returns(copy)]
+    pub translations: TextInput,
     /// Admission levels skipped on request (`--skip`, `[admission] skip`), sorted.
     #[returns(ref)]
     pub skip: Vec<Level>,

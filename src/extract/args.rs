@@ -7,36 +7,22 @@ use super::model::Arg;
 use super::shell::Word;
 use crate::skill::gaia::ParamType;
 
-/// Words that read as values, not commands, after the first: ids and slugs such as
-/// `cora-web-1`, `cnv_abc123`, `grp_xxx` (an underscore, or a digit with a separator).
-pub(super) fn looks_like_value(t: &str) -> bool {
-    t.contains('_') || (t.chars().any(|c| c.is_ascii_digit()) && t.contains('-'))
-}
-
-/// A plain lowercase word that can be part of a sub-command (`search`, `create-folder`).
-pub(super) fn is_command_word(w: &Word) -> bool {
-    let t = w.text.as_str();
-    !w.quoted
-        && t.len() <= 32
-        && t.starts_with(|c: char| c.is_ascii_lowercase())
-        && t.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
-        && !t.ends_with('-')
-        && !t.contains("--")
-}
-
+/// The name inside a placeholder (`<query>`, `{id}`, `[file]`, `<activity 1-5>` → `activity`),
+/// or an UPPER_CASE word (`MESSAGE_ID`, `N`).
 fn is_placeholder(t: &str) -> Option<String> {
+    let t = t.strip_suffix("...").unwrap_or(t);
     let inner = t
         .strip_prefix('<')
         .and_then(|x| x.strip_suffix('>'))
         .or_else(|| t.strip_prefix('{').and_then(|x| x.strip_suffix('}')))
         .or_else(|| t.strip_prefix('[').and_then(|x| x.strip_suffix(']')));
-    if let Some(i) = inner.filter(|i| {
-        !i.is_empty()
-            && i.chars()
-                .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':' | ' ' | '|'))
-    }) {
-        return Some(i.to_owned());
+    if let Some(i) = inner.filter(|i| !i.trim().is_empty() && !i.contains(['<', '>', '[', ']', '{', '}'])) {
+        // A range or example after the name describes it (`<activity 1-5>`, `<n 10>`).
+        let name = match i.split_once(' ') {
+            Some((head, tail)) if tail.chars().any(|c| c.is_ascii_digit()) => head,
+            _ => i,
+        };
+        return Some(name.to_owned());
     }
     // UPPER_CASE tokens such as MESSAGE_ID, FILE_ID, N.
     let upper = !t.is_empty()
@@ -85,6 +71,9 @@ const INTEGER_HINTS: &[&str] = &[
 fn value_type(w: &Word) -> ParamType {
     let t = w.text.trim();
     if let Some(p) = (!w.quoted).then(|| is_placeholder(t)).flatten() {
+        if t.ends_with("...") {
+            return ParamType::Array;
+        }
         let name = snake_case(&p);
         return if INTEGER_HINTS.contains(&name.as_str()) || name.ends_with("_count") || name.starts_with("num_") {
             ParamType::Integer
@@ -149,17 +138,26 @@ fn unbracket(rest: &[Word]) -> Vec<(Word, bool)> {
         let lower = t.to_ascii_lowercase();
         if t.is_empty()
             || t.chars().all(|c| c == '.')
-            || matches!(lower.as_str(), "options" | "flags" | "args" | "arguments")
+            || matches!(
+                lower.trim_start_matches('-'),
+                "options" | "flags" | "args" | "arguments" | "option" | "flag"
+            )
         {
             continue;
         }
+        let variadic = t.ends_with("...");
         let t = t.trim_end_matches("...");
         // `[name]` alone is an optional placeholder.
-        let text = if opens > 0 && closes > 0 && !t.starts_with('-') && is_placeholder(&format!("<{t}>")).is_some() {
+        let mut text = if opens > 0 && closes > 0 && !t.starts_with('-') && is_placeholder(&format!("<{t}>")).is_some()
+        {
             format!("<{t}>")
         } else {
             t.to_owned()
         };
+        // `<file>...` takes several values: kept as a marker for the type.
+        if variadic && is_placeholder(&text).is_some() {
+            text.push_str("...");
+        }
         out.push((Word { text, quoted: false }, optional));
     }
     out
@@ -355,5 +353,6 @@ mod tests {
         assert_eq!(value_type(&w("<iso>", false)), ParamType::String);
         assert_eq!(value_type(&w("[[\"a\"]]", true)), ParamType::Array);
         assert_eq!(value_type(&w("user@example.com", false)), ParamType::String);
+        assert_eq!(value_type(&w("<file>...", false)), ParamType::Array);
     }
 }

@@ -74,15 +74,26 @@ pub struct SubCommand {
     pub line: u32,
     /// Number of invocations seen.
     pub invocations: u32,
-    /// A description, when the source gives one (GAIA tools).
+    /// A description, when the source gives one: a GAIA tool's, the comment beside or above
+    /// the command, or the text of its list item or table row.
     pub description: Option<String>,
+    /// The paragraph just before the code block of its first invocation, when there is one
+    /// (`Use the scripts/recalc.py script to recalculate formulas:`).
+    pub context: Option<String>,
+    /// Other words documented for the same command (`done` beside `complete` in one table
+    /// row); the executor runs `words`.
+    pub aliases: Vec<Vec<String>>,
+    /// An invocation passes free text: a quoted value with a space (`add "Buy milk"`).
+    pub free_text: bool,
 }
 
 impl SubCommand {
-    /// The sub-command as written (`gmail search`, or the GAIA tool name).
+    /// The sub-command as written (`gmail search`, the GAIA tool name, or for a command
+    /// without words, its program: `scripts/recalc.py`).
     pub fn display(&self) -> String {
         match &self.program {
             Program::Tool { function, .. } => function.clone(),
+            p if self.words.is_empty() => p.describe(),
             _ => self.words.join(" "),
         }
     }
@@ -93,4 +104,6 @@ impl SubCommand {
 pub struct Extraction {
     /// The sub-commands.
     pub subcommands: Vec<SubCommand>,
+    /// The body's first level-1 heading (`# Todoist CLI`), for naming.
+    pub title: Option<String>,
 }

@@ -25,16 +25,27 @@ pub enum Token {
     Redirect(String),
 }
 
+/// A Markdown placeholder starting at `i`: `<name>`, `<@handle>`, `<a b>`, `<activity 1-5>`.
+/// Any characters but `<`, `>` and quotes, not starting or ending with a blank (`< in > out`
+/// are redirections), at most 48 characters, closed on the line; returns the end.
 fn is_placeholder_at(chars: &[char], i: usize) -> Option<usize> {
-    // `<name>` with name made of letters, digits, `_`, `-`, `.`, `:`, spaces not allowed.
     if chars.get(i) != Some(&'<') {
         return None;
     }
+    let first = *chars.get(i + 1)?;
+    if first.is_whitespace() || matches!(first, '<' | '>' | '&' | '(' | '-' | '=') {
+        return None;
+    }
     let mut j = i + 1;
-    while j < chars.len() && (chars[j].is_alphanumeric() || matches!(chars[j], '_' | '-' | '.' | ':' | '|' | '/')) {
+    while j < chars.len() && j - i <= 48 && !matches!(chars[j], '<' | '>' | '\'' | '"' | '\n') {
         j += 1;
     }
-    (j > i + 1 && chars.get(j) == Some(&'>')).then_some(j + 1)
+    let closed = chars.get(j) == Some(&'>') && !chars[j - 1].is_whitespace();
+    // What follows the `>` must end the word: a blank, the end, or usage punctuation.
+    let ends = chars
+        .get(j + 1)
+        .is_none_or(|c| c.is_whitespace() || matches!(c, ']' | '.' | ',' | ')' | '|' | '}' | '=' | ';' | ':'));
+    (closed && ends).then_some(j + 1)
 }
 
 /// Splits one command line (continuations already joined) into tokens. Stops at a `#`
@@ -211,6 +222,12 @@ mod tests {
         let w = words("gog calendar events <calendarId> --from <iso> --to <iso>");
         assert_eq!(w[0][3].0, "<calendarId>");
         assert_eq!(w[0].len(), 8);
+        let w = words("calc tdee <M|F> <activity 1-5> <@handle> <a b>... < in.txt > out.txt");
+        let texts: Vec<&str> = w[0].iter().map(|x| x.0.as_str()).collect();
+        assert_eq!(
+            texts,
+            vec!["calc", "tdee", "<M|F>", "<activity 1-5>", "<@handle>", "<a b>..."]
+        );
     }
 
     #[test]

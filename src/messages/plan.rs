@@ -48,6 +48,8 @@ pub struct Skill {
     pub name: Option<String>,
     /// The provider qualifier.
     pub provider: Option<String>,
+    /// The skill's default object, when one was declared or inferred.
+    pub object: Option<SkillObject>,
     /// No sub-command.
     pub instruction_only: bool,
     /// The first error `skillc check` reports (`SK006: …`).
@@ -61,6 +63,10 @@ pub struct Skill {
 pub struct Plan {
     /// The words, or the GAIA tool name.
     pub subcommand: String,
+    /// The sub-command words (empty for a single-purpose script or a GAIA tool).
+    pub words: Vec<String>,
+    /// Documented aliases, each as its words (`done` beside `complete`).
+    pub aliases: Vec<Vec<String>>,
     /// What it runs.
     pub program: Program,
     /// The heading it was first found under.
@@ -78,9 +84,30 @@ pub struct Plan {
     /// The parts of the name, or the rejection.
     #[serde(flatten)]
     pub outcome: Outcome,
+    /// A name proposed for review (`skillc plan --propose`), when rejected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<Proposal>,
     /// With `--explain`: what each word meant.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<Vec<Step>>,
+}
+
+/// A skill's default object and why.
+#[derive(Serialize)]
+pub struct SkillObject {
+    /// The vocabulary object.
+    pub object: String,
+    /// Where it comes from (`declared by the skill`, or the scored words).
+    pub evidence: String,
+}
+
+/// A name proposed for a rejected plan.
+#[derive(Serialize)]
+pub struct Proposal {
+    /// The full executor name.
+    pub name: String,
+    /// Why: the words and text each part was scored against.
+    pub evidence: Vec<String>,
 }
 
 /// A plan's translation.

@@ -173,6 +173,8 @@ fn check_report() {
 fn plan_report() {
     let plan = |outcome| plan::Plan {
         subcommand: "files list".into(),
+        words: vec!["files".into(), "list".into()],
+        aliases: vec![vec!["files".into(), "ls".into()]],
         program: plan::Program::Script {
             path: "scripts/x.py".into(),
             interpreter: "python3".into(),
@@ -192,6 +194,10 @@ fn plan_report() {
         status: "translated",
         name: None,
         outcome,
+        proposal: Some(plan::Proposal {
+            name: "list_files_a".into(),
+            evidence: vec!["files: object".into()],
+        }),
         explain: Some(vec![plan::Step {
             word: "files".into(),
             meaning: "object".into(),
@@ -213,6 +219,10 @@ fn plan_report() {
             path: "skills/a".into(),
             name: None,
             provider: None,
+            object: Some(plan::SkillObject {
+                object: "files".into(),
+                evidence: "name `a`".into(),
+            }),
             instruction_only: false,
             error: None,
             plans: vec![

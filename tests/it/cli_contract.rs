@@ -25,6 +25,7 @@ fn every_stage_of_a_build_counts_to_its_total() {
         key: SecretKey::from_seed([7; 32], *b"testKEY!"),
         sde: Some(1_800_000_000),
         vocab_path: BUILT_IN_VOCABULARY_PATH.into(),
+        translations: String::new(),
         admission: Default::default(),
         fail_on: Default::default(),
         imported_from: Default::default(),

@@ -42,6 +42,7 @@ struct Fixture {
     log: Arc<ExecutionLog>,
     settings: Settings,
     vocab: TextInput,
+    translations: TextInput,
     skills: Vec<SkillSource>,
     _dir: tempfile::TempDir,
 }
@@ -55,11 +56,13 @@ fn fixture() -> Fixture {
     let skills = to_inputs(&db, read);
     let settings = Settings::new(&db, Mode::Default, Limits::default());
     let vocab = TextInput::new(&db, "vocabulary.toml".into(), BUILT_IN_VOCABULARY.into());
+    let translations = TextInput::new(&db, "translations.toml".into(), String::new());
     Fixture {
         db,
         log,
         settings,
         vocab,
+        translations,
         skills,
         _dir: dir,
     }
@@ -69,7 +72,7 @@ impl Fixture {
     /// Translates every skill and returns the executed query names, sorted.
     fn run(&self) -> Vec<String> {
         for s in &self.skills {
-            let _ = translate_skill(&self.db, *s, self.settings, self.vocab);
+            let _ = translate_skill(&self.db, *s, self.settings, self.vocab, self.translations);
         }
         let mut v = self.log.take();
         v.sort();
@@ -77,7 +80,7 @@ impl Fixture {
     }
 
     fn names(&self, i: usize) -> Vec<String> {
-        let t = translate_skill(&self.db, self.skills[i], self.settings, self.vocab);
+        let t = translate_skill(&self.db, self.skills[i], self.settings, self.vocab, self.translations);
         t.plans.iter().filter_map(|p| p.name().map(|n| n.full())).collect()
     }
 }
@@ -129,7 +132,7 @@ fn editing_one_skill_retranslates_only_that_skill() {
 fn editing_the_vocabulary_retranslates_every_skill_but_extracts_nothing() {
     let mut f = fixture();
     f.run();
-    let edited = BUILT_IN_VOCABULARY.replace("synonyms = [\"search\",", "synonyms = [\"seek\", \"search\",");
+    let edited = BUILT_IN_VOCABULARY.replace("synonyms = [\"search\",", "synonyms = [\"hunt\", \"search\",");
     assert!(set_text_if_changed(&mut f.db, f.vocab, edited));
     let after = f.run();
     assert_eq!(count(&after, "vocabulary"), 1, "{after:?}");
@@ -198,6 +201,7 @@ mod session {
             key: SecretKey::from_seed([7; 32], *b"testKEY!"),
             sde: Some(1_800_000_000),
             vocab_path: BUILT_IN_VOCABULARY_PATH.into(),
+            translations: String::new(),
             admission: Default::default(),
             fail_on: Default::default(),
             imported_from: Default::default(),
@@ -311,7 +315,7 @@ mod session {
     fn vocabulary_edited_retranslates_every_skill_without_reading_or_parsing() {
         let mut b = open();
         b.build();
-        let edited = BUILT_IN_VOCABULARY.replace("synonyms = [\"search\",", "synonyms = [\"seek\", \"search\",");
+        let edited = BUILT_IN_VOCABULARY.replace("synonyms = [\"search\",", "synonyms = [\"hunt\", \"search\",");
         assert!(b.s.set_vocabulary(edited));
         let (_, log) = b.build();
         let counts = per_skill(&log);
@@ -357,6 +361,52 @@ mod session {
         assert_eq!(count(&log, "admission"), 0, "{log:?}");
         assert_eq!(count(&log, "decision"), 0, "{log:?}");
         // beta's manifest records the SKILL.md hash (FORMATS.md, provenance): it is re-signed.
+        assert_eq!(o.manifests_signed, 1, "{o:?}");
+    }
+
+    /// Issue 12, acceptance 4: `translations.toml` is a build input, read per skill.
+    #[test]
+    fn accepting_one_translation_rebuilds_only_that_skill() {
+        let mut b = open();
+        b.build();
+        let entry = |status: &str| {
+            format!(
+                "version = 1\n\n[[translation]]\nskill = \"beta\"\nsubcommand = \"events list\"\nstatus = \"{status}\"\nname = \"read_events_beta\"\n"
+            )
+        };
+        // A pending proposal rejects the plan with its own code; the other skills stay.
+        assert!(b.s.set_translations(entry("proposed")));
+        let (o, log) = b.build();
+        assert_eq!(count(&log, "translate_skill"), 1, "{log:?}");
+        assert_eq!(o.removed, vec!["list_events_beta".to_owned()], "{o:?}");
+        assert!(o.report.contains("TR007"), "{}", o.report);
+        // Accepting it: only beta is translated, generated and output again.
+        assert!(b.s.set_translations(entry("accepted")));
+        let (o, log) = b.build();
+        assert_eq!(
+            per_skill(&log),
+            vec![
+                ("skill_files", 0),
+                ("analyze_skill", 0),
+                ("extract_skill", 0),
+                ("translate_skill", 1),
+                ("skill_unit", 1),
+                ("scan_skill", 0),
+                ("skill_drafts", 1),
+                ("admission_input", 1),
+                ("admission", 1),
+                ("decision", 3),
+                ("skill_output", 1),
+                ("report_entry", 1),
+            ],
+            "{log:?}"
+        );
+        assert_eq!(
+            count(&log, "skill_review"),
+            3,
+            "every skill's entries are read again: {log:?}"
+        );
+        assert_eq!(o.added, vec!["read_events_beta".to_owned()], "{o:?}");
         assert_eq!(o.manifests_signed, 1, "{o:?}");
     }
 

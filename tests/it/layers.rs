@@ -40,7 +40,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
     ("config", Core, &["diag", "model", "rules", "suppress"]),
     ("vocab", Core, &["db", "diag", "model", "rules"]),
     ("skill", Core, &["db", "diag", "model", "rules"]),
-    ("extract", Core, &["db", "diag", "model", "rules", "skill"]),
+    ("extract", Core, &["db", "diag", "model", "rules", "skill", "vocab"]),
     // With `scan::code` (scripts parsed as code, tree-sitter): the code rules of `scan::rules`
     // and the analysis use each other, so they are one unit.
     ("scan", Core, &["db", "diag", "model", "rules", "skill", "util"]),
@@ -52,7 +52,8 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
     (
         "translate",
         Core,
-        &["db", "diag", "extract", "model", "rules", "skill", "vocab"],
+        // `util`: `translations.toml` is rendered with its TOML string quoting.
+        &["db", "diag", "extract", "model", "rules", "skill", "util", "vocab"],
     ),
     (
         "generate",

@@ -44,6 +44,28 @@ const SAMPLES: &[(&str, &str)] = &[
     ),
     ("binary_xurl", "NousResearch__hermes-agent/skills/social-media/xurl"),
     ("binary_remindctl", "openclaw__skills/skills/steipete/apple-reminders"),
+    // Issue 12: names reviewed by hand in these snapshots.
+    ("noun_verb_himalaya", "openclaw__openclaw/skills/himalaya"),
+    (
+        "undeclared_binary_notion_ntn",
+        "NousResearch__hermes-agent/skills/productivity/notion",
+    ),
+    (
+        "undeclared_binary_todoist_td",
+        "openclaw__skills/skills/mattjefferson/todoist-td",
+    ),
+    (
+        "bare_commands_todoist_rs",
+        "openclaw__skills/skills/luoandorder/todoist-rs",
+    ),
+    (
+        "single_purpose_scripts_citation_management",
+        "K-Dense-AI__claude-scientific-skills/scientific-skills/citation-management",
+    ),
+    (
+        "help_listing_glab_milestone",
+        "openclaw__skills/skills/vince-winkintel/gitlab-ci-skills/glab-milestone",
+    ),
 ];
 
 fn plans(report: &serde_json::Value) -> Vec<serde_json::Value> {
@@ -119,8 +141,8 @@ fn google_workspace_has_24_distinct_names_and_no_rejection() {
     );
     assert_eq!(
         name_of("drive download"),
-        "read_files_google_workspace",
-        "download reads content"
+        "download_files_google_workspace",
+        "download fetches the content to disk"
     );
     assert_eq!(
         name_of("gmail reply"),
@@ -257,7 +279,7 @@ fn a_qualifier_that_cannot_qualify_the_object_rejects_the_plan() {
     std::fs::write(skill.join("scripts/p.py"), "").expect("write");
     std::fs::write(
         skill.join("SKILL.md"),
-        "---\nname: planner\ndescription: Plans things.\n---\n\n```bash\npython3 scripts/p.py events drafts list\npython3 scripts/p.py messages drafts list\n```\n",
+        "---\nname: planner\ndescription: Plans things.\n---\n\n```bash\npython3 scripts/p.py events fwd list\npython3 scripts/p.py messages fwd list\n```\n",
     )
     .expect("write");
     let run = skillc(dir.path(), ["plan", "--format", "json", "planner"]);
@@ -266,9 +288,9 @@ fn a_qualifier_that_cannot_qualify_the_object_rejects_the_plan() {
     assert_eq!(plans[0]["code"], "TR006", "{}", plans[0]);
     assert_eq!(
         plans[0]["reason"],
-        "qualifier `draft` (from `drafts`) cannot qualify `events`"
+        "qualifier `forward` (from `fwd`) cannot qualify `events`"
     );
-    assert_eq!(plans[1]["name"], "list_messages_draft_planner");
+    assert_eq!(plans[1]["name"], "list_messages_forward_planner");
 }
 
 #[test]

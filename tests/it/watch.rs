@@ -263,7 +263,8 @@ fn watch_keeps_out_equal_to_a_clean_build_through_edits() {
     settle_through(&w, &p, "recreate the skills root", true);
     std::fs::write(
         root.join("ledger-notes/SKILL.md"),
-        skill_md("ledger-notes", "files get"),
+        // A new name (`files get` without an item to read lists, as `files list` does).
+        skill_md("ledger-notes", "files delete"),
     )
     .expect("write");
     let e = settle(&w, &p, "edit a skill of the new root");

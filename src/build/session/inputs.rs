@@ -279,6 +279,7 @@ impl Session {
         hash_str(&mut h, &self.python);
         hash_str(&mut h, &o.vocab_path);
         hash_str(&mut h, self.vocab.text(&self.db));
+        hash_str(&mut h, self.translations.text(&self.db));
         hash_str(&mut h, &self.key_digest);
         h.update((self.skills.len() as u64).to_le_bytes());
         for k in self.skills.values() {

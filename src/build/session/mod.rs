@@ -72,6 +72,8 @@ pub struct Options {
     pub sde: Option<i64>,
     /// Path of the vocabulary as shown (a file, or `<built-in vocabulary>`).
     pub vocab_path: String,
+    /// The text of the project's `translations.toml` (empty when it has none).
+    pub translations: String,
     /// The `[admission]` thresholds and external verifier.
     pub admission: AdmissionSettings,
     /// Security findings at or above this severity reject a skill (`[scan] fail_on`).
@@ -170,6 +172,7 @@ pub struct Session {
     db: Db,
     inputs: BuildInputs,
     vocab: TextInput,
+    translations: TextInput,
     skills: BTreeMap<String, Known>,
     /// The previous build's state; read from disk only when a build has work to do.
     state: Option<Arc<State>>,
@@ -205,6 +208,7 @@ impl Session {
     pub fn open_with(db: Db, opts: Options, vocab_text: String) -> Result<Session, BuildError> {
         let settings = Settings::new(&db, Mode::Default, opts.limits);
         let vocab = TextInput::new(&db, opts.vocab_path.clone(), vocab_text);
+        let translations = TextInput::new(&db, "translations.toml".into(), opts.translations.clone());
         // The interpreter L5 runs, found once per session (it stats the `PATH`).
         let python = System::new(opts.root.clone()).python_fingerprint();
         let inputs = BuildInputs::new(
@@ -212,6 +216,7 @@ impl Session {
             Vec::new(),
             settings,
             vocab,
+            translations,
             opts.skip.clone(),
             opts.admission.clone(),
             opts.fail_on,
@@ -225,6 +230,7 @@ impl Session {
             db,
             inputs,
             vocab,
+            translations,
             skills: BTreeMap::new(),
             state: None,
             background: None,
@@ -293,6 +299,13 @@ impl Session {
     /// Replaces the vocabulary text; says whether it changed.
     pub fn set_vocabulary(&mut self, text: String) -> bool {
         db::set_text_if_changed(&mut self.db, self.vocab, text)
+    }
+
+    /// Replaces the `translations.toml` text; says whether it changed. Only the skills whose
+    /// entries changed are translated again.
+    pub fn set_translations(&mut self, text: String) -> bool {
+        self.opts.translations.clone_from(&text);
+        db::set_text_if_changed(&mut self.db, self.translations, text)
     }
 
     /// Builds: answers "up to date" when nothing changed since the last build (fresh process),
