@@ -49,6 +49,9 @@ const W_TERM: f64 = 1.0;
 const MISSING: f64 = 0.5;
 /// Two scores closer than this are a tie.
 pub const EPSILON: f64 = 1e-9;
+/// Room left on every comparison of a bound with a score, so that rounding (a bound summed
+/// in another order than a score) never prunes an executor that could tie.
+pub const SLACK: f64 = 1e-8;
 
 /// English and Italian words that carry no meaning for routing.
 const STOP_WORDS: &[&str] = &[
@@ -186,6 +189,12 @@ pub struct Router {
     concept: Vec<bool>,
     /// Executor → the penalty when the request matches none of its concepts.
     penalty: Vec<f64>,
+    /// Executor → its features with `weight × idf`, by feature id (scores one executor
+    /// without a pass over the postings).
+    features: Vec<Vec<(u32, f64)>>,
+    /// Feature id → the most any executor gains from it in a score (`multiplier × weight ×
+    /// idf`, the largest of its postings): the bound [`Router::routes_to_with`] prunes with.
+    bound: Vec<f64>,
     /// Provider → its words (`google_workspace` → `google`, `workspace`).
     providers: BTreeMap<String, Vec<String>>,
     concepts: Concepts,
@@ -196,6 +205,9 @@ pub struct Router {
 pub struct Scratch {
     score: Vec<f64>,
     touched: Vec<u32>,
+    /// Executor → the stamp of the last request that collected it as a candidate.
+    seen: Vec<u32>,
+    stamp: u32,
 }
 
 impl Router {
@@ -262,15 +274,62 @@ impl Router {
             .iter()
             .map(|d| (d.provider.clone(), d.provider.split('_').map(str::to_owned).collect()))
             .collect();
+        // Postings are visited in feature-id order, so every executor's list comes out sorted.
+        let mut features: Vec<Vec<(u32, f64)>> = vec![Vec::new(); docs.len()];
+        let mut bound = vec![0.0; postings.len()];
+        for (id, p) in postings.iter().enumerate() {
+            let matched = if concept[id] { 1.0 + MISSING } else { 1.0 };
+            let fid = u32::try_from(id).unwrap_or(u32::MAX);
+            for &(e, wi) in p {
+                features[e as usize].push((fid, wi));
+                bound[id] = f64::max(bound[id], matched * wi);
+            }
+        }
         Router {
             names: docs.iter().map(|d| d.name.clone()).collect(),
             ids,
             postings,
             concept,
             penalty,
+            features,
+            bound,
             providers,
             concepts,
         }
+    }
+
+    /// The interned features of a request, sorted by id (the order every score sums in).
+    fn request_ids(&self, request: &str) -> Vec<u32> {
+        let mut ids: Vec<u32> = self
+            .request_features(request)
+            .iter()
+            .filter_map(|k| self.ids.get(k).copied())
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// The score of executor `e` for a request's features (sorted by id) — the same sum, in
+    /// the same order, as [`Router::accumulate`] makes, so the same bits — and the first of
+    /// those features it shares (`None` when it shares none).
+    fn score_one(&self, ids: &[u32], e: usize) -> (f64, Option<u32>) {
+        let mut s = -self.penalty[e];
+        let mut first = None;
+        let mine = &self.features[e];
+        let mut k = 0;
+        for &id in ids {
+            while k < mine.len() && mine[k].0 < id {
+                k += 1;
+            }
+            if let Some(&(f, wi)) = mine.get(k)
+                && f == id
+            {
+                let matched = if self.concept[id as usize] { 1.0 + MISSING } else { 1.0 };
+                s += matched * wi;
+                first.get_or_insert(id);
+            }
+        }
+        (s, first)
     }
 
     /// The features of a request: its concepts, its terms, and the providers it names (every
@@ -305,7 +364,7 @@ impl Router {
 
     /// Scores every executor sharing a feature with the request into `scratch`: the sum of
     /// `weight × idf` of the shared features, minus [`MISSING`] of each unmatched concept.
-    fn accumulate(&self, request: &str, scratch: &mut Scratch) {
+    fn accumulate(&self, ids: &[u32], scratch: &mut Scratch) {
         if scratch.score.len() != self.names.len() {
             scratch.score = vec![f64::NAN; self.names.len()];
         }
@@ -313,13 +372,7 @@ impl Router {
             scratch.score[e as usize] = f64::NAN;
         }
         scratch.touched.clear();
-        let mut ids: Vec<u32> = self
-            .request_features(request)
-            .iter()
-            .filter_map(|k| self.ids.get(k).copied())
-            .collect();
-        ids.sort_unstable();
-        for id in ids {
+        for &id in ids {
             let matched = if self.concept[id as usize] { 1.0 + MISSING } else { 1.0 };
             for &(e, wi) in &self.postings[id as usize] {
                 let slot = &mut scratch.score[e as usize];
@@ -332,38 +385,96 @@ impl Router {
         }
     }
 
+    /// Is `(s, i)` a better first place than `best`? A higher score by more than
+    /// [`EPSILON`], or a tie and the smaller name.
+    fn better(&self, best: Option<(f64, usize)>, s: f64, i: usize) -> bool {
+        match best {
+            None => true,
+            Some((bs, bi)) => s > bs + EPSILON || ((s - bs).abs() <= EPSILON && self.names[i] < self.names[bi]),
+        }
+    }
+
     /// Where a request goes: `Ok(())` when executor `expected` ranks first with a score
     /// strictly above every other's, else `Err(Some(name))` naming the executor that ranks
     /// first or ties, or `Err(None)` when nothing matches at all. `scratch` is reusable space
     /// (one per thread).
+    ///
+    /// The question is only whether `expected` ranks first, so most executors need no score
+    /// (MaxScore pruning): the request's features are taken by [`Router::bound`], smallest
+    /// first, and while their bounds sum below `expected`'s score (less [`EPSILON`] and
+    /// [`SLACK`]), an executor sharing only those cannot reach a tie and is never visited. The
+    /// common features (`a:list`, `t:file`) have the longest posting lists and the smallest
+    /// bounds, so they are the ones skipped. The answer is the one of scoring every executor
+    /// (a property test compares them): candidates are judged in the order a full pass
+    /// would meet them, with the same scores bit for bit.
     pub fn routes_to_with(&self, request: &str, expected: usize, scratch: &mut Scratch) -> Result<(), Option<String>> {
-        self.accumulate(request, scratch);
-        let mine = match scratch.score.get(expected) {
-            Some(s) if !s.is_nan() => *s,
-            _ => self.penalty.get(expected).map_or(0.0, |p| -p),
+        let ids = self.request_ids(request);
+        let mine = if expected < self.names.len() {
+            self.score_one(&ids, expected).0
+        } else {
+            0.0
         };
-        let mut best: Option<(f64, &str)> = None;
-        for &e in &scratch.touched {
-            let i = e as usize;
-            if i == expected {
-                continue;
-            }
-            let s = scratch.score[i];
-            let better = match best {
-                None => true,
-                Some((bs, bn)) => s > bs + EPSILON || ((s - bs).abs() <= EPSILON && self.names[i].as_str() < bn),
-            };
-            if better {
-                best = Some((s, &self.names[i]));
+        if mine <= EPSILON {
+            return Err(self.full_winner(&ids, expected, scratch));
+        }
+        let mut order: Vec<(f64, u32)> = ids.iter().map(|&f| (self.bound[f as usize], f)).collect();
+        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut skipped = 0.0;
+        let mut first = 0;
+        while first < order.len() && skipped + order[first].0 < mine - EPSILON - SLACK {
+            skipped += order[first].0;
+            first += 1;
+        }
+        if scratch.seen.len() != self.names.len() {
+            scratch.seen = vec![0; self.names.len()];
+            scratch.stamp = 0;
+        }
+        scratch.stamp = scratch.stamp.wrapping_add(1);
+        if scratch.stamp == 0 {
+            scratch.seen.iter_mut().for_each(|s| *s = 0);
+            scratch.stamp = 1;
+        }
+        let stamp = scratch.stamp;
+        // Those that could tie, keyed by where a full pass meets them first: their first
+        // shared feature, then their place in its posting list (executor order).
+        let mut ties: Vec<(u32, u32, f64)> = Vec::new();
+        for &(_, f) in &order[first..] {
+            for &(e, _) in &self.postings[f as usize] {
+                if e as usize == expected || scratch.seen[e as usize] == stamp {
+                    continue;
+                }
+                scratch.seen[e as usize] = stamp;
+                let (s, met) = self.score_one(&ids, e as usize);
+                if s + EPSILON >= mine {
+                    ties.push((met.unwrap_or(f), e, s));
+                }
             }
         }
-        if mine <= EPSILON {
-            return Err(best.filter(|b| b.0 > EPSILON).map(|b| b.1.to_owned()));
+        ties.sort_unstable_by_key(|t| (t.0, t.1));
+        let mut best: Option<(f64, usize)> = None;
+        for &(_, e, s) in &ties {
+            if self.better(best, s, e as usize) {
+                best = Some((s, e as usize));
+            }
         }
         match best {
-            Some((s, n)) if s + EPSILON >= mine => Err(Some(n.to_owned())),
-            _ => Ok(()),
+            Some((_, i)) => Err(Some(self.names[i].clone())),
+            None => Ok(()),
         }
+    }
+
+    /// When `expected` scores nothing: the executor ranking first with a positive score,
+    /// found by scoring every executor sharing a feature with the request.
+    fn full_winner(&self, ids: &[u32], expected: usize, scratch: &mut Scratch) -> Option<String> {
+        self.accumulate(ids, scratch);
+        let mut best: Option<(f64, usize)> = None;
+        for &e in &scratch.touched {
+            let i = e as usize;
+            if i != expected && self.better(best, scratch.score[i], i) {
+                best = Some((scratch.score[i], i));
+            }
+        }
+        best.filter(|b| b.0 > EPSILON).map(|b| self.names[b.1].clone())
     }
 }
 
@@ -386,7 +497,7 @@ mod tests {
         /// Executors ranked for a request, best first (score, then name); only positive scores.
         fn rank(&self, request: &str) -> Vec<Ranked> {
             let mut scratch = Scratch::default();
-            self.accumulate(request, &mut scratch);
+            self.accumulate(&self.request_ids(request), &mut scratch);
             let mut out: Vec<Ranked> = scratch
                 .touched
                 .iter()
@@ -407,6 +518,142 @@ mod tests {
         fn routes_to(&self, request: &str, expected: usize) -> Result<(), Option<String>> {
             self.routes_to_with(request, expected, &mut Scratch::default())
         }
+
+        /// The reference answer (the router before pruning): every executor sharing a feature
+        /// is scored, and the best of them, met in the order of the pass, decides.
+        fn routes_to_reference(&self, request: &str, expected: usize) -> Result<(), Option<String>> {
+            let mut scratch = Scratch::default();
+            self.accumulate(&self.request_ids(request), &mut scratch);
+            let mine = match scratch.score.get(expected) {
+                Some(s) if !s.is_nan() => *s,
+                _ => self.penalty.get(expected).map_or(0.0, |p| -p),
+            };
+            let mut best: Option<(f64, &str)> = None;
+            for &e in &scratch.touched {
+                let i = e as usize;
+                if i == expected {
+                    continue;
+                }
+                let s = scratch.score[i];
+                let better = match best {
+                    None => true,
+                    Some((bs, bn)) => s > bs + EPSILON || ((s - bs).abs() <= EPSILON && self.names[i].as_str() < bn),
+                };
+                if better {
+                    best = Some((s, &self.names[i]));
+                }
+            }
+            if mine <= EPSILON {
+                return Err(best.filter(|b| b.0 > EPSILON).map(|b| b.1.to_owned()));
+            }
+            match best {
+                Some((s, n)) if s + EPSILON >= mine => Err(Some(n.to_owned())),
+                _ => Ok(()),
+            }
+        }
+    }
+
+    /// A small deterministic generator (PCG-style LCG), so the property tests need no crate
+    /// and replay the same cases everywhere.
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((self.0 >> 33) as usize) % n.max(1)
+        }
+
+        fn pick<'a>(&mut self, v: &[&'a str]) -> &'a str {
+            v[self.below(v.len())]
+        }
+    }
+
+    /// Issue 16 item 2: the pruned router answers exactly as scoring every executor does, on
+    /// random catalogs (shared actions, objects, qualifiers, providers and free words, so
+    /// that ties, near-ties and long posting lists all occur) and random requests: each
+    /// executor's own label requests, and requests mixing words at random, each expecting the
+    /// executors the reference ranks first to fourth and one at random.
+    #[test]
+    fn pruned_routing_equals_scoring_every_executor_on_random_catalogs() {
+        let v = vocab::parse(vocab::DEFAULT_PATH, vocab::DEFAULT_TEXT).vocabulary;
+        let actions = ["list", "get", "create", "delete", "update", "send", "search", "read"];
+        let objects = [
+            "files", "messages", "issues", "labels", "events", "users", "rows", "pages",
+        ];
+        let qualifiers = ["xlsx", "pdf", "csv", "draft", "archived"];
+        let providers = [
+            "drive",
+            "slack",
+            "github",
+            "google_workspace",
+            "jira",
+            "notion",
+            "gitlab",
+        ];
+        let free = [
+            "quick", "report", "channel", "folder", "shared", "team", "project", "calendar", "invoice", "note",
+        ];
+        let mut rng = Lcg(0x5eed_0016);
+        let (mut compared, mut routed_ok) = (0usize, 0usize);
+        for round in 0..40 {
+            let n = 5 + rng.below(if round % 4 == 0 { 400 } else { 60 });
+            let mut docs = Vec::new();
+            let mut labels = Vec::new();
+            for i in 0..n {
+                let (a, o, p) = (rng.pick(&actions), rng.pick(&objects), rng.pick(&providers));
+                let q: Vec<&str> = (0..rng.below(3)).map(|_| rng.pick(&qualifiers)).collect();
+                // Many free words from a small pool: long posting lists of small bounds, so
+                // that an executor can win on common words alone.
+                let words: Vec<&str> = (0..rng.below(10)).map(|_| rng.pick(&free)).collect();
+                let label = format!("{a} {o} {} ({})", q.join(" "), p.replace('_', " "));
+                let name = format!(
+                    "{a}_{o}_{}{p}_{i}",
+                    q.iter().map(|x| format!("{x}_")).collect::<String>()
+                );
+                let text = [label.clone(), words.join(" ")];
+                let text: Vec<&str> = text.iter().map(String::as_str).collect();
+                docs.push(doc(&name, a, o, &q, p, &text));
+                labels.push(label.replace(['(', ')'], ""));
+            }
+            let r = Router::new(&docs, &v);
+            let mut requests: Vec<(String, usize)> = labels.iter().cloned().enumerate().map(|(i, l)| (l, i)).collect();
+            for _ in 0..n {
+                let pool: Vec<&str> = actions.iter().chain(&objects).chain(&qualifiers).copied().collect();
+                let mut w: Vec<String> = (0..rng.below(3)).map(|_| rng.pick(&pool).to_owned()).collect();
+                w.extend((0..rng.below(9)).map(|_| rng.pick(&free).to_owned()));
+                if rng.below(2) == 0 {
+                    w.push(rng.pick(&providers).replace('_', " "));
+                }
+                let request = w.join(" ");
+                // The executors ranking near the top are where pruning could go wrong: each of
+                // the first four is expected in turn (the first may win, or tie; the others
+                // lose to someone sharing other features than theirs).
+                for r in r.rank(&request).iter().take(4) {
+                    requests.push((request.clone(), r.index));
+                }
+                requests.push((request, rng.below(n)));
+            }
+            let mut scratch = Scratch::default();
+            for (request, expected) in &requests {
+                let fast = r.routes_to_with(request, *expected, &mut scratch);
+                let slow = r.routes_to_reference(request, *expected);
+                assert_eq!(
+                    fast, slow,
+                    "round {round}: {request:?} expecting {}",
+                    docs[*expected].name
+                );
+                compared += 1;
+                routed_ok += usize::from(fast.is_ok());
+            }
+        }
+        // The cases exercise both answers.
+        assert!(
+            compared > 2000 && routed_ok > 100 && compared - routed_ok > 100,
+            "{compared} {routed_ok}"
+        );
     }
     use crate::vocab;
 
