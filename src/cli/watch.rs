@@ -56,7 +56,11 @@ fn start(
             .chain([o.root.join(crate::import::lock::FILE_NAME)])
             .collect(),
         vocabulary: prepared.vocab_file.clone(),
-        ignore: vec![o.out_dir.clone(), o.state_dir.clone()],
+        ignore: vec![
+            o.out_dir.clone(),
+            crate::emit::publish::spare_of(&o.out_dir),
+            o.state_dir.clone(),
+        ],
     };
     // Watch first, then build: a change made during the first build is not missed.
     let watcher = Watcher::start(&targets, Duration::from_millis(args.debounce), tx.clone())?;

@@ -18,6 +18,7 @@ mod incremental;
 mod layers;
 mod migrate;
 mod plan;
+mod publish;
 mod scan;
 mod tidy;
 mod watch;
