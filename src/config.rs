@@ -51,6 +51,11 @@ pub struct Config {
     /// `[import] max_age_days`: cached remote sources older than this are fetched again
     /// (default 7; 0 always fetches).
     pub import_max_age_days: u32,
+    /// `[check]`: the codes `skillc check` does not report, everywhere or under some paths.
+    pub check: crate::suppress::CheckConfig,
+    /// `[scan] baseline`: the scan baseline file, relative to the root (default
+    /// `skillc-scan-baseline.json` when it exists).
+    pub scan_baseline: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -67,6 +72,8 @@ impl Default for Config {
             limits: Limits::default(),
             vocabulary_explicit: false,
             import_max_age_days: DEFAULT_IMPORT_MAX_AGE_DAYS,
+            check: crate::suppress::CheckConfig::default(),
+            scan_baseline: None,
         }
     }
 }
@@ -80,6 +87,24 @@ struct File {
     scan: Option<ScanSection>,
     limits: Option<LimitsSection>,
     import: Option<ImportSection>,
+    check: Option<CheckSection>,
+    /// `[curator]`: parsed with its own diagnostics by `curate::config::parse`.
+    #[serde(rename = "curator")]
+    _curator: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct CheckSection {
+    ignore: Option<Vec<toml::Spanned<String>>>,
+    overrides: Option<Vec<OverrideSection>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OverrideSection {
+    paths: Vec<toml::Spanned<String>>,
+    ignore: Vec<toml::Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -117,6 +142,7 @@ struct AdmissionSection {
 #[serde(deny_unknown_fields)]
 struct ScanSection {
     fail_on: Option<toml::Spanned<String>>,
+    baseline: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -184,48 +210,13 @@ pub fn parse(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
         }
     }
     if let Some(a) = parsed.admission {
-        for s in a.skip.unwrap_or_default() {
-            match Level::parse(s.get_ref()) {
-                Some(Level::L1) | None => diags.push(
-                    Diagnostic::new(
-                        &rules::CF001,
-                        file,
-                        src.span(s.span()),
-                        format!("cannot skip `{}`", s.get_ref()),
-                    )
-                    .help("levels L2 to L6 may be skipped for development; L1 (the vocabulary) never is"),
-                ),
-                Some(l) => {
-                    if !cfg.skip.contains(&l) {
-                        cfg.skip.push(l);
-                    }
-                }
-            }
-        }
-        cfg.skip.sort();
-        for (slot, value) in [
-            (&mut cfg.admission.affinity_threshold, a.affinity_threshold),
-            (
-                &mut cfg.admission.affinity_threshold_same_provider,
-                a.affinity_threshold_same_provider,
-            ),
-        ] {
-            if let Some(v) = value {
-                if (0.0..=1.0).contains(v.get_ref()) {
-                    *slot = *v.get_ref();
-                } else {
-                    diags.push(Diagnostic::new(
-                        &rules::CF001,
-                        file,
-                        src.span(v.span()),
-                        "an affinity threshold is a number between 0 and 1",
-                    ));
-                }
-            }
-        }
-        if let Some(v) = a.verifier {
-            cfg.admission.verifier = v;
-        }
+        admission(&src, a, &mut cfg, &mut diags);
+    }
+    if let Some(b) = parsed.scan.as_ref().and_then(|s| s.baseline.as_ref()) {
+        cfg.scan_baseline = (!b.is_empty()).then(|| PathBuf::from(b));
+    }
+    if let Some(c) = parsed.check {
+        cfg.check = check_section(&src, c, &mut diags);
     }
     if let Some(s) = parsed.scan
         && let Some(f) = s.fail_on
@@ -244,24 +235,7 @@ pub fn parse(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
         }
     }
     if let Some(l) = parsed.limits {
-        let mut set = |v: Option<toml::Spanned<i64>>, apply: &mut dyn FnMut(u64)| {
-            if let Some(v) = v {
-                match u64::try_from(*v.get_ref()) {
-                    Ok(n) if n > 0 => apply(n),
-                    _ => diags.push(Diagnostic::new(
-                        &rules::CF001,
-                        file,
-                        src.span(v.span()),
-                        "a limit must be a positive integer",
-                    )),
-                }
-            }
-        };
-        set(l.skill_md_bytes, &mut |n| cfg.limits.skill_md_bytes = n);
-        set(l.support_file_bytes, &mut |n| cfg.limits.support_file_bytes = n);
-        set(l.files_per_skill, &mut |n| {
-            cfg.limits.files_per_skill = usize::try_from(n).unwrap_or(usize::MAX)
-        });
+        limits(&src, l, &mut cfg, &mut diags);
     }
     if let Some(d) = parsed.import.and_then(|i| i.max_age_days) {
         match u32::try_from(*d.get_ref()) {
@@ -275,6 +249,123 @@ pub fn parse(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
         }
     }
     (cfg, diags)
+}
+
+/// `[admission]`: levels skipped (never L1), thresholds between 0 and 1, the verifier.
+fn admission(src: &Source<'_>, a: AdmissionSection, cfg: &mut Config, diags: &mut Vec<Diagnostic>) {
+    let file = src.file;
+    for s in a.skip.unwrap_or_default() {
+        match Level::parse(s.get_ref()) {
+            Some(Level::L1) | None => diags.push(
+                Diagnostic::new(
+                    &rules::CF001,
+                    file,
+                    src.span(s.span()),
+                    format!("cannot skip `{}`", s.get_ref()),
+                )
+                .help("levels L2 to L6 may be skipped for development; L1 (the vocabulary) never is"),
+            ),
+            Some(l) => {
+                if !cfg.skip.contains(&l) {
+                    cfg.skip.push(l);
+                }
+            }
+        }
+    }
+    cfg.skip.sort();
+    for (slot, value) in [
+        (&mut cfg.admission.affinity_threshold, a.affinity_threshold),
+        (
+            &mut cfg.admission.affinity_threshold_same_provider,
+            a.affinity_threshold_same_provider,
+        ),
+    ] {
+        if let Some(v) = value {
+            if (0.0..=1.0).contains(v.get_ref()) {
+                *slot = *v.get_ref();
+            } else {
+                diags.push(Diagnostic::new(
+                    &rules::CF001,
+                    file,
+                    src.span(v.span()),
+                    "an affinity threshold is a number between 0 and 1",
+                ));
+            }
+        }
+    }
+    if let Some(v) = a.verifier {
+        cfg.admission.verifier = v;
+    }
+}
+
+/// `[limits]`: positive integers.
+fn limits(src: &Source<'_>, l: LimitsSection, cfg: &mut Config, diags: &mut Vec<Diagnostic>) {
+    let file = src.file;
+    let mut set = |v: Option<toml::Spanned<i64>>, apply: &mut dyn FnMut(u64)| {
+        if let Some(v) = v {
+            match u64::try_from(*v.get_ref()) {
+                Ok(n) if n > 0 => apply(n),
+                _ => diags.push(Diagnostic::new(
+                    &rules::CF001,
+                    file,
+                    src.span(v.span()),
+                    "a limit must be a positive integer",
+                )),
+            }
+        }
+    };
+    set(l.skill_md_bytes, &mut |n| cfg.limits.skill_md_bytes = n);
+    set(l.support_file_bytes, &mut |n| cfg.limits.support_file_bytes = n);
+    set(l.files_per_skill, &mut |n| {
+        cfg.limits.files_per_skill = usize::try_from(n).unwrap_or(usize::MAX)
+    });
+}
+
+/// The `[check]` table: codes are `SK` rule codes or names (`metadata-not-string`), stored
+/// as codes; an unknown one is `CF001` at its position.
+fn check_section(src: &Source<'_>, c: CheckSection, diags: &mut Vec<Diagnostic>) -> crate::suppress::CheckConfig {
+    let codes = |list: Vec<toml::Spanned<String>>, diags: &mut Vec<Diagnostic>| -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for c in list {
+            match rules::find(c.get_ref()).filter(|r| r.code.starts_with("SK")) {
+                Some(r) => {
+                    if !out.iter().any(|x| x == r.code) {
+                        out.push(r.code.to_owned());
+                    }
+                }
+                None => diags.push(
+                    Diagnostic::new(
+                        &rules::CF001,
+                        src.file,
+                        src.span(c.span()),
+                        format!("`{}` is not a code `skillc check` reports", c.get_ref()),
+                    )
+                    .help("use `SK…` codes or rule names; `skillc explain` lists them"),
+                ),
+            }
+        }
+        out
+    };
+    let ignore = codes(c.ignore.unwrap_or_default(), diags);
+    let mut overrides = Vec::new();
+    for o in c.overrides.unwrap_or_default() {
+        let mut paths = Vec::new();
+        for p in o.paths {
+            if p.get_ref().trim().is_empty() || p.get_ref().starts_with('/') {
+                diags.push(Diagnostic::new(
+                    &rules::CF001,
+                    src.file,
+                    src.span(p.span()),
+                    "an override path is a glob relative to the project root, e.g. \"skills/legacy/**\"",
+                ));
+            } else {
+                paths.push(p.into_inner());
+            }
+        }
+        let ignore = codes(o.ignore, diags);
+        overrides.push(crate::suppress::Override { paths, ignore });
+    }
+    crate::suppress::CheckConfig { ignore, overrides }
 }
 
 #[cfg(test)]
@@ -304,6 +395,27 @@ mod tests {
         assert_eq!(cfg.skip, vec![Level::L2, Level::L5]);
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].span.start.column, 21);
+    }
+
+    #[test]
+    fn check_suppressions() {
+        let text = "[check]\nignore = [\"SK035\", \"metadata-not-string\"]\n\n[[check.overrides]]\npaths = [\"skills/legacy/**\"]\nignore = [\"SK027\"]\n";
+        let (cfg, d) = parse("p", text);
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(cfg.check.ignore, vec!["SK035"]);
+        assert_eq!(cfg.check.overrides[0].paths, vec!["skills/legacy/**"]);
+        let (_, d) = parse("p", "[check]\nignore = [\"SK999\", \"SC011\"]\n");
+        assert_eq!(
+            d.iter().map(|d| (d.rule.code, d.span.start.line)).collect::<Vec<_>>(),
+            vec![("CF001", 2), ("CF001", 2)]
+        );
+        let (_, d) = parse("p", "[check]\nignroe = []\n");
+        assert_eq!((d[0].rule.code, d[0].span.start.line), ("CF002", 2));
+        let (_, d) = parse("p", "[[check.overrides]]\npaths = [\"a\"]\nignore = []\ncodes = []\n");
+        assert_eq!((d[0].rule.code, d[0].span.start.line), ("CF002", 4));
+        let (cfg, d) = parse("p", "[scan]\nbaseline = \"ci/baseline.json\"\n");
+        assert!(d.is_empty());
+        assert_eq!(cfg.scan_baseline, Some(PathBuf::from("ci/baseline.json")));
     }
 
     #[test]

@@ -67,29 +67,7 @@ pub fn check_l3(
         .affinity_threshold
         .min(settings.affinity_threshold_same_provider)
         .clamp(0.0, 1.0);
-    let mut df: HashMap<&str, u32> = HashMap::new();
-    for ts in terms {
-        for t in ts.iter() {
-            *df.entry(t.as_str()).or_default() += 1;
-        }
-    }
-    // Term id = rank by rarity (then by the term), so sorting ids sorts by rarity.
-    let mut vocab_terms: Vec<(&str, u32)> = df.iter().map(|(t, n)| (*t, *n)).collect();
-    vocab_terms.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(b.0)));
-    let id: HashMap<&str, u32> = vocab_terms
-        .iter()
-        .enumerate()
-        .map(|(i, (t, _))| (*t, u32::try_from(i).unwrap_or(u32::MAX)))
-        .collect();
-    let sets: Vec<Vec<u32>> = terms
-        .iter()
-        .map(|ts| {
-            let mut v: Vec<u32> = ts.iter().filter_map(|t| id.get(t.as_str()).copied()).collect();
-            v.sort_unstable();
-            v.dedup();
-            v
-        })
-        .collect();
+    let (sets, vocab_size) = rarity_sets(terms);
     let prefix = |n: usize| -> usize {
         if n == 0 {
             return 0;
@@ -97,28 +75,12 @@ pub fn check_l3(
         let need = (t_min * n as f64).ceil() as usize;
         (n + 1).saturating_sub(need.max(1)).min(n)
     };
-    let mut index: Vec<Vec<u32>> = vec![Vec::new(); vocab_terms.len()];
+    let mut index: Vec<Vec<u32>> = vec![Vec::new(); vocab_size];
     for (i, set) in sets.iter().enumerate() {
         for &t in &set[..prefix(set.len())] {
             index[t as usize].push(u32::try_from(i).unwrap_or(u32::MAX));
         }
     }
-    let overlap = |a: &[u32], b: &[u32]| -> f64 {
-        let (mut i, mut j, mut both) = (0, 0, 0usize);
-        while i < a.len() && j < b.len() {
-            match a[i].cmp(&b[j]) {
-                std::cmp::Ordering::Less => i += 1,
-                std::cmp::Ordering::Greater => j += 1,
-                std::cmp::Ordering::Equal => {
-                    both += 1;
-                    i += 1;
-                    j += 1;
-                }
-            }
-        }
-        let union = a.len() + b.len() - both;
-        if union == 0 { 0.0 } else { both as f64 / union as f64 }
-    };
     let n = sets.len();
     let mut provider_ids: HashMap<&str, u32> = HashMap::new();
     let provider: Vec<u32> = names
@@ -195,4 +157,51 @@ pub fn check_l3(
         .enumerate()
         .filter_map(|(i, b)| b.map(|b| (i, b)))
         .collect()
+}
+
+/// Each executor's terms as sorted, de-duplicated ids ranked by rarity (then by the term), so
+/// that sorting ids sorts by rarity; and the number of distinct terms.
+fn rarity_sets(terms: &[&[String]]) -> (Vec<Vec<u32>>, usize) {
+    let mut df: HashMap<&str, u32> = HashMap::new();
+    for ts in terms {
+        for t in ts.iter() {
+            *df.entry(t.as_str()).or_default() += 1;
+        }
+    }
+    let mut vocab_terms: Vec<(&str, u32)> = df.iter().map(|(t, n)| (*t, *n)).collect();
+    vocab_terms.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(b.0)));
+    let id: HashMap<&str, u32> = vocab_terms
+        .iter()
+        .enumerate()
+        .map(|(i, (t, _))| (*t, u32::try_from(i).unwrap_or(u32::MAX)))
+        .collect();
+    let sets = terms
+        .iter()
+        .map(|ts| {
+            let mut v: Vec<u32> = ts.iter().filter_map(|t| id.get(t.as_str()).copied()).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        })
+        .collect();
+    (sets, vocab_terms.len())
+}
+
+/// Jaccard similarity `|a ∩ b| / |a ∪ b|` of two sorted, de-duplicated id lists; 0 when both
+/// are empty.
+fn overlap(a: &[u32], b: &[u32]) -> f64 {
+    let (mut i, mut j, mut both) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                both += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let union = a.len() + b.len() - both;
+    if union == 0 { 0.0 } else { both as f64 / union as f64 }
 }

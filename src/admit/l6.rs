@@ -4,11 +4,11 @@
 //! `skillc.verifier/1`, docs/json.md).
 
 use rayon::prelude::*;
-use serde_json::json;
 
 use super::{Candidate, Judging, Key, Options, Runner, SkillPlans};
 use crate::diag::Rule;
 use crate::extract::Program;
+use crate::messages::verifier;
 use crate::model::Level;
 use crate::route;
 use crate::rules;
@@ -126,37 +126,48 @@ pub fn check_l6_builtin(c: &Candidate<'_>, vocab: &Vocabulary) -> Result<(), Str
     ))
 }
 
-/// The JSON the external verifier receives on standard input (`skillc.verifier/1`,
+/// The request the external verifier receives on standard input (`skillc.verifier/1`,
 /// docs/json.md).
-pub fn verifier_input(skill: &SkillPlans<'_>, c: &Candidate<'_>) -> serde_json::Value {
+pub fn verifier_input<'a>(skill: &'a SkillPlans<'_>, c: &'a Candidate<'_>) -> verifier::Request<'a> {
     let sc = &c.plan.subcommand;
     let program_path = match &sc.program {
-        Program::Script { path, .. } | Program::Tool { module: path, .. } => Some(path.clone()),
+        Program::Script { path, .. } | Program::Tool { module: path, .. } => Some(path.as_str()),
         Program::Binary { .. } => None,
     };
-    let program_text = program_path.as_ref().and_then(|p| {
+    let program_text = program_path.and_then(|p| {
         skill
             .files
             .iter()
-            .find(|f| f.path == *p)
+            .find(|f| f.path == p)
             .map(|f| String::from_utf8_lossy(&f.bytes).into_owned())
     });
     let e = c.executor;
-    json!({
-        "schema": "skillc.verifier/1",
-        "executor": c.name.full(),
-        "skill": skill.skill,
-        "action": c.name.action,
-        "object": c.name.object,
-        "qualifiers": c.name.qualifiers,
-        "subcommand": sc.display(),
-        "wording": {"description": sc.description, "section": sc.source_section},
-        "manifest": e.map(|e| e.manifest.clone()),
-        "contract": e.map(|e| e.contract.clone()),
-        "wrapper": e.map(|e| e.wrapper.clone()),
-        "program": {"kind": match sc.program { Program::Script { .. } => "script", Program::Binary { .. } => "binary", Program::Tool { .. } => "tool" },
-                    "path": program_path, "name": sc.program.describe(), "text": program_text},
-    })
+    verifier::Request {
+        schema: verifier::SCHEMA,
+        executor: c.name.full(),
+        skill: skill.skill,
+        action: &c.name.action,
+        object: &c.name.object,
+        qualifiers: &c.name.qualifiers,
+        subcommand: sc.display(),
+        wording: verifier::Wording {
+            description: sc.description.as_deref(),
+            section: &sc.source_section,
+        },
+        manifest: e.map(|e| e.manifest.as_str()),
+        contract: e.map(|e| &e.contract),
+        wrapper: e.map(|e| e.wrapper.as_str()),
+        program: verifier::Program {
+            kind: match sc.program {
+                Program::Script { .. } => "script",
+                Program::Binary { .. } => "binary",
+                Program::Tool { .. } => "tool",
+            },
+            path: program_path,
+            name: sc.program.describe(),
+            text: program_text,
+        },
+    }
 }
 
 /// The exact text the external verifier receives on standard input for `c` (keys sorted).

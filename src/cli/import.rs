@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
+use crate::messages;
 use anyhow::Context as _;
-use serde_json::json;
 
 use super::{Printer, ReportFormat, Status, project};
 use crate::diag;
@@ -92,6 +92,63 @@ pub(crate) fn run(args: &ImportArgs, out: &mut Printer) -> anyhow::Result<Status
             lock_path.display()
         );
     }
+    let options = options_for(&project, into.clone(), args.refresh)?;
+    let outcomes = if args.locked {
+        import::import_locked(&options)?
+    } else {
+        import::import(&args.sources, &options)?
+    };
+    record_created(&project.root, &outcomes, out);
+    let count = |s: import::Status| outcomes.iter().filter(|o| o.status == s).count();
+    let (imported, skipped, failed) = (
+        count(import::Status::Imported),
+        count(import::Status::Skipped),
+        count(import::Status::Failed),
+    );
+    match args.format {
+        ReportFormat::Json => {
+            let into_shown = into
+                .strip_prefix(&project.root)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| into.display().to_string());
+            let report = messages::import::Report {
+                schema: messages::import::SCHEMA,
+                into: into_shown,
+                locked: args.locked,
+                summary: messages::import::Summary {
+                    imported,
+                    skipped,
+                    failed,
+                },
+                sources: &outcomes,
+            };
+            out.line(&serde_json::to_string_pretty(&report)?)?;
+        }
+        ReportFormat::Human => {
+            for o in &outcomes {
+                for line in human(o) {
+                    out.line(&line)?;
+                }
+            }
+            out.line(&format!(
+                "import: {imported} imported, {skipped} skipped, {failed} failed"
+            ))?;
+        }
+    }
+    out.flush()?;
+    Ok(if failed > 0 { Status::Failure } else { Status::Success })
+}
+
+/// The import settings of `project` writing into `into` (shared with `serve` and `update`).
+pub(crate) fn options_for(project: &project::Project, into: PathBuf, refresh: bool) -> anyhow::Result<Options> {
+    let default_into = project.root.join(
+        project
+            .config
+            .skills
+            .first()
+            .cloned()
+            .unwrap_or_else(|| PathBuf::from("skills")),
+    );
     let wall = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -99,7 +156,7 @@ pub(crate) fn run(args: &ImportArgs, out: &mut Printer) -> anyhow::Result<Status
     let cache = fetch::default_cache_dir().map(|dir| fetch::Cache {
         dir,
         max_age_secs: u64::from(project.config.import_max_age_days) * 86_400,
-        refresh: args.refresh,
+        refresh,
         now: wall,
     });
     // A folder other than the project's skills root is recorded in skillc.lock, so that
@@ -130,45 +187,26 @@ pub(crate) fn run(args: &ImportArgs, out: &mut Printer) -> anyhow::Result<Status
             .unwrap_or_else(|| spec::AGENTSKILLS_DEFAULT_BASE.to_owned()),
         imported_at: import_time()?,
     };
-    let outcomes = if args.locked {
-        import::import_locked(&options)?
-    } else {
-        import::import(&args.sources, &options)?
-    };
-    let count = |s: import::Status| outcomes.iter().filter(|o| o.status == s).count();
-    let (imported, skipped, failed) = (
-        count(import::Status::Imported),
-        count(import::Status::Skipped),
-        count(import::Status::Failed),
-    );
-    match args.format {
-        ReportFormat::Json => {
-            let into_shown = into
-                .strip_prefix(&project.root)
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|_| into.display().to_string());
-            let report = json!({
-                "schema": "skillc.import/1",
-                "into": into_shown,
-                "locked": args.locked,
-                "summary": {"imported": imported, "skipped": skipped, "failed": failed},
-                "sources": outcomes,
-            });
-            out.line(&serde_json::to_string_pretty(&report)?)?;
-        }
-        ReportFormat::Human => {
-            for o in &outcomes {
-                for line in human(o) {
-                    out.line(&line)?;
-                }
-            }
-            out.line(&format!(
-                "import: {imported} imported, {skipped} skipped, {failed} failed"
-            ))?;
+    Ok(options)
+}
+
+/// Records `skill.created {source: imported}` for every skill written (the curator never
+/// touches them); a log that cannot be written is a warning, the import stands.
+fn record_created(root: &std::path::Path, outcomes: &[Outcome], out: &mut Printer) {
+    let Ok(now) = super::curate::now() else { return };
+    for o in outcomes.iter().filter(|o| o.status == import::Status::Imported) {
+        let Some(name) = &o.name else { continue };
+        let event = crate::events::Event::new(
+            now,
+            crate::events::Kind::Created {
+                skill: name.clone(),
+                source: crate::events::Origin::Imported,
+            },
+        );
+        if let Err(e) = crate::events::record(root, &event) {
+            out.note(&format!("warning: skill.created of {name} not recorded: {e}"));
         }
     }
-    out.flush()?;
-    Ok(if failed > 0 { Status::Failure } else { Status::Success })
 }
 
 /// The lines of one outcome in the human summary.

@@ -4,18 +4,28 @@
 //! Exit codes (stable): 0 success, 1 the input has errors (diagnostics, rejected plans, a
 //! failed verification), 2 the command could not run (usage, IO, configuration).
 
+mod baseline;
 mod build;
+mod catalog;
 mod check;
+mod curate;
+mod events;
 mod export;
+mod fix;
+mod github;
 mod import;
 mod keys;
+mod manage;
 mod migrate;
 mod output;
 mod plan;
 mod progress;
 mod project;
 mod props;
+mod sarif;
 mod scan;
+mod serve;
+mod shell;
 mod verify;
 mod watch;
 
@@ -80,6 +90,10 @@ pub enum Format {
     Short,
     /// One JSON document (schema in docs/json.md).
     Json,
+    /// SARIF 2.1.0, for code-scanning dashboards (GitHub code scanning, GitLab, Azure DevOps).
+    Sarif,
+    /// GitHub Actions workflow commands: one `::error file=…,line=…::message` annotation per line.
+    Github,
 }
 
 /// Output formats of commands that print a report rather than diagnostics.
@@ -112,8 +126,30 @@ pub enum Command {
     /// Verify a built catalog: signatures, hashes, completeness, expiry, rollback.
     Verify(verify::VerifyArgs),
     /// Import skills from folders, git repositories, URLs, agentskills.io or zip archives into
-    /// the skills root; never overwrites, records each in `skillc.lock`.
+    /// the skills root; never overwrites, records each in `skillc.lock` (alias `install`).
+    #[command(visible_alias = "install")]
     Import(import::ImportArgs),
+    /// Serve the verified catalog over HTTP with a dashboard (`--watch` rebuilds and swaps it).
+    Serve(serve::ServeArgs),
+    /// List the skills of the verified catalog (status, tier, version, executors, findings).
+    List(catalog::ListArgs),
+    /// Show one skill of the verified catalog: frontmatter, executors, admission, findings,
+    /// provenance (`--body` adds the playbook).
+    Info(catalog::InfoArgs),
+    /// Search the verified catalog with the menu's ranking.
+    Search(catalog::SearchArgs),
+    /// Archive a skill of the project (moved to `<skills root>-archive/`, never deleted;
+    /// a pinned skill is refused).
+    Remove(manage::RemoveArgs),
+    /// Fetch locked sources again and update their skills (a skill edited since import is
+    /// refused unless --force, which archives the local copy first).
+    Update(manage::UpdateArgs),
+    /// The curator: archive, consolidate and patch agent-written skills, never deleting,
+    /// within a cost cap (`status`, `run`, `maybe`, `pin`, `unpin`, `archive`, `restore`,
+    /// `list-archived`).
+    Curate(curate::CurateArgs),
+    /// The event log `.skillc/events.jsonl` that the curator reads (`record` for runtimes).
+    Events(events::EventsArgs),
     /// Create a signing key pair (minisign format).
     Keygen(keys::KeygenArgs),
     /// Rewrite Hermes / OpenClaw skills into the GAIA format (`metadata.gaia`), with a review
@@ -145,10 +181,19 @@ pub enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(shell::CompletionsArgs),
+    /// Print the manual page (roff), or write every page with `--out-dir`.
+    Man(shell::ManArgs),
 }
 
 /// Arguments of `skillc check`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Exit status: 0 no error (with --deny-warnings: no warning either), 1 errors found \
+(after --fix: errors that remain; with --diff: something would change), 2 the command could not run.\n\
+`skillc explain CODE` says whether and how --fix fixes a rule."
+)]
 pub struct CheckArgs {
     /// Skill folders, SKILL.md files, or folders to search.
     pub paths: Vec<PathBuf>,
@@ -164,6 +209,22 @@ pub struct CheckArgs {
     /// Treat warnings as errors for the exit status.
     #[arg(long)]
     pub deny_warnings: bool,
+    /// Fix what can be fixed safely (SKILL.md edited in place, atomically; the body never
+    /// changes), then report what remains. With `--strict`, also moves every non-standard key
+    /// under `metadata`.
+    #[arg(long, conflicts_with = "diff")]
+    pub fix: bool,
+    /// Print what `--fix` would change, as a unified diff, and write nothing.
+    #[arg(long)]
+    pub diff: bool,
+    /// With `--fix`: rename a folder to its skill's valid `name` instead of setting `name` to the
+    /// folder's name.
+    #[arg(long)]
+    pub rename_folder: bool,
+    /// The PATHs are changed files (as pre-commit passes them): check the skills they belong to
+    /// (the nearest folder upwards with a SKILL.md); files outside every skill are ignored.
+    #[arg(long)]
+    pub files: bool,
 }
 
 /// Runs a parsed command line.
@@ -193,12 +254,22 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
         Command::Watch(w) => watch::run(&w, &mut out),
         Command::Verify(v) => verify::run(&v, &mut out),
         Command::Import(i) => import::run(&i, &mut out),
+        Command::Serve(s) => serve::run(&s, &mut out),
+        Command::List(l) => catalog::list(&l, &mut out),
+        Command::Info(i) => catalog::info(&i, &mut out),
+        Command::Search(s) => catalog::search(&s, &mut out),
+        Command::Remove(r) => manage::remove(&r, &mut out),
+        Command::Update(u) => manage::update(&u, &mut out),
+        Command::Curate(c) => curate::run(&c, &mut out),
+        Command::Events(e) => events::run(&e, &mut out),
         Command::Keygen(k) => keys::keygen(&k, &mut out),
         Command::Migrate(m) => migrate::run(&m, &mut out),
         Command::Export(e) => export::run(&e, &mut out),
         Command::ReadProperties { path } => props::read_properties(&path, &mut out),
         Command::ToPrompt { paths } => props::to_prompt(&paths, &mut out),
         Command::Explain { code } => explain(code.as_deref(), &mut out),
+        Command::Completions(c) => shell::completions(&c, &mut out),
+        Command::Man(m) => shell::man(&m, &mut out),
         Command::Vocabulary { default } => {
             let text = if default {
                 crate::vocab::DEFAULT_TEXT.to_owned()
@@ -218,14 +289,29 @@ fn explain(code: Option<&str>, out: &mut Printer) -> anyhow::Result<Status> {
         Some(code) => match crate::rules::find(code) {
             Some(rule) => {
                 out.line(rule.explanation.trim_end())?;
+                // Whether and how `check --fix` fixes it: one table (crate::fix::FIXES).
+                if let Some(f) = crate::fix::rule_fix(rule.code) {
+                    out.line(&format!("\n## Fix\n\n`skillc check --fix` {}", f.how))?;
+                } else if rule.code.starts_with("SK") {
+                    out.line("\n## Fix\n\nNot fixed by `skillc check --fix`: the fix needs a person's judgement.")?;
+                }
                 out.flush()?;
                 Ok(Status::Success)
             }
             None => anyhow::bail!("unknown code `{code}`; run `skillc explain` to list every code"),
         },
         None => {
+            // `fix` marks the rules `check --fix` fixes.
             for r in crate::rules::ALL {
-                out.line(&format!("{}  {:<28} {:<8} {}", r.code, r.name, r.severity, r.summary))?;
+                let fix = if crate::fix::rule_fix(r.code).is_some() {
+                    "fix"
+                } else {
+                    ""
+                };
+                out.line(&format!(
+                    "{}  {:<28} {:<8} {fix:<3}  {}",
+                    r.code, r.name, r.severity, r.summary
+                ))?;
             }
             out.flush()?;
             Ok(Status::Success)

@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use crate::messages::events::Event;
 
 use super::build::{Prepared, ProjectArgs, prepare, report_error};
-use super::progress::{MessageFormat, Reporter, finished_json};
+use super::progress::{MessageFormat, Reporter, finished};
 use super::{Printer, Status};
 use crate::build::session::{Outcome, Session};
 use crate::watch::{Changes, Message, Targets, Watcher, next};
@@ -83,6 +83,14 @@ fn start(
 }
 
 pub(crate) fn run(args: &WatchArgs, out: &mut Printer) -> anyhow::Result<Status> {
+    run_with(args, out, &mut |_| Ok(()))
+}
+
+/// Called after every build that wrote a catalog (`skillc serve --watch` swaps it in).
+pub(crate) type AfterBuild<'a> = dyn FnMut(&Outcome) -> anyhow::Result<()> + 'a;
+
+/// The watch loop, calling `after` after each successful build.
+pub(crate) fn run_with(args: &WatchArgs, out: &mut Printer, after: &mut AfterBuild<'_>) -> anyhow::Result<Status> {
     let reporter = Reporter::new(args.message_format, args.quiet);
     let (tx, rx) = mpsc::channel();
     // Ctrl-C and SIGTERM stop the loop between builds: `out/` is never half-written.
@@ -100,7 +108,10 @@ pub(crate) fn run(args: &WatchArgs, out: &mut Printer) -> anyhow::Result<Status>
         took,
         None,
     )?;
-    reporter.json(json!({"reason": "watching", "out": running.prepared.options.out_dir.display().to_string()}));
+    after(&first)?;
+    reporter.json(&Event::Watching {
+        out: running.prepared.options.out_dir.display().to_string(),
+    });
     if args.message_format == MessageFormat::Human {
         let roots: Vec<String> = running
             .watcher
@@ -138,6 +149,7 @@ pub(crate) fn run(args: &WatchArgs, out: &mut Printer) -> anyhow::Result<Status>
                                 took,
                                 since,
                             )?;
+                            after(&o)?;
                             break r;
                         }
                         Err(e) => {
@@ -151,7 +163,7 @@ pub(crate) fn run(args: &WatchArgs, out: &mut Printer) -> anyhow::Result<Status>
                     }
                 };
             }
-            Message::Changed(c) => rebuild(args, &reporter, out, &mut running, c)?,
+            Message::Changed(c) => rebuild(args, &reporter, out, &mut running, c, after)?,
         }
     }
     running.session.flush_store()?;
@@ -185,7 +197,7 @@ fn wait_for_config(rx: &mpsc::Receiver<Message>, tx: &mpsc::Sender<Message>, roo
 }
 
 fn stopped(args: &WatchArgs, reporter: &Reporter, out: &mut Printer) -> anyhow::Result<Status> {
-    reporter.json(json!({"reason": "watch-stopped"}));
+    reporter.json(&Event::WatchStopped);
     if args.message_format == MessageFormat::Human {
         out.line("stopped")?;
     }
@@ -194,7 +206,7 @@ fn stopped(args: &WatchArgs, reporter: &Reporter, out: &mut Printer) -> anyhow::
 }
 
 fn problem(args: &WatchArgs, reporter: &Reporter, out: &mut Printer, message: &str) {
-    reporter.json(json!({"reason": "rebuild-failed", "message": message}));
+    reporter.json(&Event::RebuildFailed { message });
     if args.message_format == MessageFormat::Human {
         out.note(&format!("error: {message}"));
     }
@@ -206,6 +218,7 @@ fn rebuild(
     out: &mut Printer,
     running: &mut Running,
     c: Changes,
+    after: &mut AfterBuild<'_>,
 ) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut what: Vec<String> = Vec::new();
@@ -244,7 +257,10 @@ fn rebuild(
         return Ok(());
     }
     match session.build(jiff::Timestamp::now().as_second(), &mut |_| {}) {
-        Ok(o) => report(args, reporter, out, &o, &what, started.elapsed(), c.since),
+        Ok(o) => {
+            report(args, reporter, out, &o, &what, started.elapsed(), c.since)?;
+            after(&o)
+        }
         Err(e) => {
             let vocab_text = running.prepared.vocab_text.clone();
             let err = report_error(e, &vocab_text, out);
@@ -268,20 +284,15 @@ fn report(
         // Why each changed skill is rejected, as `build` says it (the human lines below).
         for (path, reason) in &o.rejected {
             if what.iter().any(|w| w == path) {
-                reporter.json(json!({"reason": "skill-rejected", "path": path, "message": reason}));
+                reporter.json(&Event::SkillRejected { path, message: reason });
             }
         }
-        let mut v = finished_json(o, took);
-        if let Some(m) = v.as_object_mut() {
-            m.insert("reason".into(), "rebuild-finished".into());
-            m.insert("changed".into(), json!(what));
-            m.insert("latency_ms".into(), json!(latency.map(|l| l.as_secs_f64() * 1000.0)));
-            m.insert(
-                "rejected_skills".into(),
-                json!(o.rejected.iter().map(|(p, _)| p).collect::<Vec<_>>()),
-            );
-        }
-        reporter.json(v);
+        reporter.json(&Event::RebuildFinished {
+            finished: finished(o, took),
+            changed: what,
+            latency_ms: latency.map(|l| l.as_secs_f64() * 1000.0),
+            rejected_skills: o.rejected.iter().map(|(p, _)| p.as_str()).collect(),
+        });
         return Ok(());
     }
     if !args.quiet {

@@ -7,7 +7,7 @@
 //! In messages, `{kept}` is where the original is kept (`metadata.hermes.setup`) and `{what}`
 //! what the value is (`a string`).
 
-use super::writer::{Target, Writer};
+use super::rewrite::{Rewriter, Target};
 use super::{FieldStatus, TIER};
 use crate::skill::gaia::Permission;
 use crate::skill::yaml::{Node, NodeKind};
@@ -64,7 +64,7 @@ pub(super) struct At<'a> {
 }
 
 /// A field's own handling: it reports, adds to `metadata.gaia` and trims the residue.
-pub(super) type Handler = fn(&mut Writer<'_>, &At<'_>, &Node, &mut Value);
+pub(super) type Handler = fn(&mut Rewriter<'_>, &At<'_>, &Node, &mut Value);
 
 const KEPT: &str = "kept under `{kept}`";
 const OS: &str = "an OS restriction, not a capability; GAIA has no such field. Kept under `{kept}`";
@@ -148,7 +148,7 @@ fn fill(template: &str, at: &At<'_>, node: &Node) -> String {
     template.replace("{kept}", at.kept).replace("{what}", node.describe())
 }
 
-impl Writer<'_> {
+impl Rewriter<'_> {
     /// Handles one field of a vendor namespace by its table (`otherwise` for keys it does
     /// not name): reports it, adds to `metadata.gaia`, and removes from `residue` (the
     /// namespace as it will be written) what is fully mapped.
@@ -240,7 +240,7 @@ pub(super) const OTHERWISE: Mapping = Mapping::Preserve(KEPT);
 
 /// Hermes `required_environment_variables`: names, or `{name, prompt, help}` entries; the
 /// names are mapped, prompts and help kept.
-fn environment_variables(w: &mut Writer<'_>, at: &At<'_>, node: &Node, residue: &mut Value) {
+fn environment_variables(w: &mut Rewriter<'_>, at: &At<'_>, node: &Node, residue: &mut Value) {
     let Some(items) = node.as_seq() else {
         return w.review(at, node, "is {what}, not a list; kept");
     };
@@ -282,7 +282,7 @@ fn environment_variables(w: &mut Writer<'_>, at: &At<'_>, node: &Node, residue: 
 
 /// Hermes `required_credential_files`: each file (a path, or `{path}`) is a capability the
 /// tier cannot grant.
-fn credential_files(w: &mut Writer<'_>, at: &At<'_>, node: &Node, _: &mut Value) {
+fn credential_files(w: &mut Rewriter<'_>, at: &At<'_>, node: &Node, _: &mut Value) {
     let paths: Vec<String> = node
         .as_seq()
         .unwrap_or_default()
@@ -304,7 +304,7 @@ fn credential_files(w: &mut Writer<'_>, at: &At<'_>, node: &Node, _: &mut Value)
 
 /// Hermes `setup`: the secrets it collects are environment variables; the instructions are
 /// kept.
-fn setup(w: &mut Writer<'_>, at: &At<'_>, node: &Node, _: &mut Value) {
+fn setup(w: &mut Rewriter<'_>, at: &At<'_>, node: &Node, _: &mut Value) {
     let secrets: Vec<String> = node
         .get_value("collect_secrets")
         .and_then(Node::as_seq)
@@ -335,7 +335,7 @@ const TOOLSETS: &[(&str, &str)] = &[
 
 /// Hermes `requires_toolsets`: each toolset's permission is mapped when the tier allows it,
 /// blocked when it does not; unknown toolsets are kept for review.
-fn toolsets(w: &mut Writer<'_>, at: &At<'_>, node: &Node, residue: &mut Value) {
+fn toolsets(w: &mut Rewriter<'_>, at: &At<'_>, node: &Node, residue: &mut Value) {
     let Some(list) = node.strings() else {
         return w.review(at, node, "not a list of toolset names; kept");
     };
@@ -365,7 +365,7 @@ fn toolsets(w: &mut Writer<'_>, at: &At<'_>, node: &Node, residue: &mut Value) {
 }
 
 /// OpenClaw `primaryEnv`: a variable name, mapped; the marker is kept.
-fn primary_env(w: &mut Writer<'_>, at: &At<'_>, node: &Node, _: &mut Value) {
+fn primary_env(w: &mut Rewriter<'_>, at: &At<'_>, node: &Node, _: &mut Value) {
     match node.as_str() {
         Some(v) if !v.trim().is_empty() => {
             let message = format!("{v}; the primary-key marker is kept under `{}`", at.kept);
@@ -378,7 +378,7 @@ fn primary_env(w: &mut Writer<'_>, at: &At<'_>, node: &Node, _: &mut Value) {
 }
 
 /// OpenClaw `always`: `true` (loaded in every session) needs review; anything else is kept.
-fn always(w: &mut Writer<'_>, at: &At<'_>, node: &Node, _: &mut Value) {
+fn always(w: &mut Rewriter<'_>, at: &At<'_>, node: &Node, _: &mut Value) {
     if node.as_scalar().is_some_and(|s| s.value == "true") {
         w.review(
             at,
@@ -393,7 +393,7 @@ fn always(w: &mut Writer<'_>, at: &At<'_>, node: &Node, _: &mut Value) {
 
 /// OpenClaw `install`: Python and Node packages are mapped (the entries kept), download and
 /// shell steps and system packages kept for review.
-fn install(w: &mut Writer<'_>, at: &At<'_>, node: &Node, _: &mut Value) {
+fn install(w: &mut Rewriter<'_>, at: &At<'_>, node: &Node, _: &mut Value) {
     let Some(items) = node.as_seq() else {
         return w.review(at, node, "is {what}, not a list; kept");
     };
@@ -409,7 +409,7 @@ fn install(w: &mut Writer<'_>, at: &At<'_>, node: &Node, _: &mut Value) {
 }
 
 /// One `install` entry.
-fn install_step(w: &mut Writer<'_>, at: &At<'_>, item: &Node) {
+fn install_step(w: &mut Rewriter<'_>, at: &At<'_>, item: &Node) {
     let kind = item.get_value("kind").and_then(Node::as_str).unwrap_or("");
     let package = item
         .get_value("package")

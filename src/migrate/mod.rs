@@ -15,12 +15,12 @@
 //!   (the frontmatter is written anew, block style, see [`crate::skill::yaml_out`]);
 //! - the result is checked with the default rules; a result with errors is not produced.
 //!
-//! What each vendor field becomes is a table ([`fields`]); [`writer`] builds the new
-//! frontmatter with it. Architecture invariant: no IO here; the CLI (`cli/migrate.rs`) reads
+//! What each vendor field becomes is a table ([`fields`]); [`rewrite`] builds the new
+//! frontmatter's entries with it, and `skill::writer` (the one frontmatter writer) writes them. Architecture invariant: no IO here; the CLI (`cli/migrate.rs`) reads
 //! and writes files.
 
 mod fields;
-mod writer;
+mod rewrite;
 
 use std::ops::Range;
 
@@ -33,9 +33,9 @@ use crate::skill::frontmatter;
 use crate::skill::gaia::SecurityTier;
 use crate::skill::model::OPENCLAW_NAMESPACES;
 use crate::skill::validate::{self, Analysis, Context};
+use crate::skill::writer::{self, Layout};
 use crate::skill::yaml::{self, Node};
-use crate::skill::yaml_out::{self, Value};
-use writer::Writer;
+use rewrite::Rewriter;
 
 /// Which vendor format to migrate from (`--from`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -246,7 +246,7 @@ pub fn migrate(file: &str, dir_name: &str, text: &str, from: FromFormat) -> Migr
         return m;
     }
     let src = Source::new(file, text);
-    let mut w = Writer::new(&src);
+    let mut w = Rewriter::new(&src);
     let rewritten = w.rewrite(root, &m.vendors);
     if let Some(split) = frontmatter::split(&src).0 {
         w.comments(split.frontmatter);
@@ -257,7 +257,11 @@ pub fn migrate(file: &str, dir_name: &str, text: &str, from: FromFormat) -> Migr
     let Some(entries) = rewritten else {
         return m;
     };
-    let new = render(&src, body, &entries);
+    // The frontmatter writer shared with `export` and `check --fix`; the BOM is kept.
+    let Some(layout) = Layout::of_text(text) else {
+        return m;
+    };
+    let new = writer::replace_head(text, body, &entries, layout);
     // The result must pass `skillc check` (default rules) before anything is written.
     let after = validate::analyze(file, new.as_bytes(), &ctx);
     let errs: Vec<Diagnostic> = errors(&after.diagnostics);
@@ -332,31 +336,6 @@ fn chosen(detected: Vec<Vendor>, from: FromFormat) -> Vec<Vendor> {
         FromFormat::Hermes => detected.into_iter().filter(|v| *v == Vendor::Hermes).collect(),
         FromFormat::OpenClaw => detected.into_iter().filter(|v| *v == Vendor::OpenClaw).collect(),
     }
-}
-
-/// The new SKILL.md: the BOM and line endings of the original, the new frontmatter, the body
-/// byte for byte.
-fn render(src: &Source<'_>, body: Range<usize>, entries: &[(String, Value)]) -> String {
-    let text = src.text;
-    let eol = if text[..body.start].contains("\r\n") {
-        "\r\n"
-    } else {
-        "\n"
-    };
-    let (split, _) = frontmatter::split(src);
-    let mut new = String::with_capacity(text.len() + 256);
-    if split.as_ref().is_some_and(|s| s.bom) {
-        new.push('\u{feff}');
-    }
-    new.push_str("---");
-    new.push_str(eol);
-    new.push_str(&yaml_out::render_mapping(entries, eol));
-    new.push_str("---");
-    if split.as_ref().is_some_and(|s| s.body.start > s.close_fence.end) {
-        new.push_str(eol);
-    }
-    new.push_str(&text[body]);
-    new
 }
 
 fn errors(diags: &[Diagnostic]) -> Vec<Diagnostic> {

@@ -9,6 +9,7 @@ pub mod gaia;
 pub mod model;
 pub mod tools;
 pub mod validate;
+pub mod writer;
 pub mod yaml;
 pub mod yaml_out;
 

@@ -8,10 +8,10 @@
 //! its row. Rows are written bottom-up and may only name rows above them, so the table is the
 //! dependency order and the graph has no cycle. Core units (`Core`) never name `std::fs`,
 //! `std::process`, `std::env`, the clock or an IO crate: IO happens in the `Io` units only.
-//! Test code (from the first `#[cfg(test)]` of a file on) is not checked.
+//! Test code (from the first `#[cfg(test)]` item of a file on, and test modules in files of
+//! their own) is not checked.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 
 /// Whether a unit may do IO.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,15 +34,21 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
     ("rules", Core, &["diag", "model"]),
     // The salsa database and its inputs.
     ("db", Core, &["model"]),
+    // What `skillc check` does not report (`[check]` of pipeline.toml): globs over paths.
+    ("suppress", Core, &[]),
     // Stages: pure functions and tracked queries over the inputs.
-    ("config", Core, &["diag", "model", "rules"]),
+    ("config", Core, &["diag", "model", "rules", "suppress"]),
     ("vocab", Core, &["db", "diag", "model", "rules"]),
     ("skill", Core, &["db", "diag", "model", "rules"]),
     ("extract", Core, &["db", "diag", "model", "rules", "skill"]),
+    // With `scan::code` (scripts parsed as code, tree-sitter): the code rules of `scan::rules`
+    // and the analysis use each other, so they are one unit.
     ("scan", Core, &["db", "diag", "model", "rules", "skill", "util"]),
     ("route", Core, &["model", "vocab"]),
     ("migrate", Core, &["diag", "model", "rules", "skill"]),
     ("export", Core, &["diag", "model", "rules", "skill", "util"]),
+    // `check --fix`: safe edits of SKILL.md through the frontmatter writer (skill::writer).
+    ("fix", Core, &["diag", "model", "rules", "skill"]),
     (
         "translate",
         Core,
@@ -54,7 +60,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
         &["extract", "model", "route", "skill", "translate", "util", "vocab"],
     ),
     // The JSON contracts of docs/json.md, as types.
-    ("messages", Core, &["diag", "model", "scan"]),
+    ("messages", Core, &["diag", "migrate", "model", "scan"]),
     (
         "admit",
         Core,
@@ -71,6 +77,8 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "vocab",
         ],
     ),
+    // The dense embedders' interface (texts → unit vectors), used by the menu.
+    ("embed", Core, &[]),
     // The menu index and selection (RUNTIME.md §1): a stage like the others.
     (
         "menu",
@@ -105,8 +113,14 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
     // IO layers: the disk, processes, the network, the clock.
     ("db::load", Io, &["db", "diag", "model", "rules"]),
     ("emit::write", Io, &["emit", "model", "util"]),
+    // Publishing `out/`: the spare generation and the atomic switch (issue 18, item 6).
+    ("emit::publish", Io, &["emit", "emit::write"]),
     ("build::exec", Io, &["admit", "model", "util"]),
-    ("build::store", Io, &["build", "emit", "emit::write", "model", "util"]),
+    (
+        "build::store",
+        Io,
+        &["build", "emit", "emit::write", "messages", "model", "util"],
+    ),
     // The append-only event log (`.skillc/events.jsonl`, RUNTIME.md §3).
     ("events", Io, &["emit::write", "model", "util"]),
     (
@@ -121,6 +135,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "db::load",
             "diag",
             "emit",
+            "emit::publish",
             "emit::write",
             "events",
             "generate",
@@ -151,12 +166,26 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
         ],
     ),
     ("watch", Io, &["model"]),
-    // Reading a verified out/ (list, info, search, serve) and the menu over it.
+    // The local sentence-embedding model (feature `local-model`): reads a model folder.
+    ("embed::local", Io, &["embed", "util"]),
+    // Reading a verified out/ (list, info, search, serve) and the menu over it: the files as
+    // `emit::write` lists them, each retained SKILL.md's frontmatter as `skill` reads it.
     (
         "catalog",
         Io,
         &[
-            "diag", "emit", "export", "generate", "menu", "messages", "model", "sign", "util", "verify",
+            "diag",
+            "emit",
+            "emit::write",
+            "export",
+            "generate",
+            "menu",
+            "messages",
+            "model",
+            "sign",
+            "skill",
+            "util",
+            "verify",
         ],
     ),
     // The curator: its selection is pure, the rest moves folders and calls a model.
@@ -213,10 +242,12 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "db::load",
             "diag",
             "emit",
+            "emit::publish",
             "emit::write",
             "events",
             "export",
             "extract",
+            "fix",
             "import",
             "menu",
             "messages",
@@ -227,6 +258,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "serve",
             "sign",
             "skill",
+            "suppress",
             "translate",
             "util",
             "verify",
@@ -265,40 +297,12 @@ const IO_PATHS: &[&str] = &[
 /// Macros a core unit never calls (printing is the CLI's).
 const IO_MACROS: &[&str] = &["print!", "println!", "eprint!", "eprintln!", "dbg!"];
 
-fn src() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src")
-}
-
-/// Every `.rs` file under `src/` but the crate roots, as (module path, text).
+/// Every file of `src/` outside tests, as (module path, code).
 fn source_files() -> Vec<(Vec<String>, String)> {
-    let root = src();
-    let mut v: Vec<(Vec<String>, String)> = walkdir::WalkDir::new(&root)
+    crate::common::source_files()
         .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.path().extension().is_some_and(|x| x == "rs"))
-        .filter_map(|e| {
-            let module = module_path(e.path().strip_prefix(&root).ok()?);
-            (!module.is_empty()).then(|| (module, std::fs::read_to_string(e.path()).unwrap_or_default()))
-        })
-        .collect();
-    v.sort();
-    v
-}
-
-/// `db/load.rs` → `["db", "load"]`, `db/mod.rs` → `["db"]`, `lib.rs` → `[]`.
-fn module_path(rel: &Path) -> Vec<String> {
-    let mut parts: Vec<String> = rel
-        .with_extension("")
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    if parts.last().is_some_and(|l| l == "mod") {
-        parts.pop();
-    }
-    if parts == ["lib"] || parts == ["main"] {
-        parts.clear();
-    }
-    parts
+        .map(|f| (f.module, f.code))
+        .collect()
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -311,10 +315,9 @@ enum Token {
     Punct(char),
 }
 
-/// The tokens of the non-test part of a file: comments, strings and character literals
-/// dropped (a path inside a string is not a dependency).
-fn tokens(text: &str) -> Vec<Token> {
-    let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+/// The tokens of code: comments, strings and character literals dropped (a path inside a
+/// string is not a dependency).
+fn tokens(code: &str) -> Vec<Token> {
     let b: Vec<char> = code.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
@@ -608,6 +611,11 @@ fn a_forbidden_use_is_reported() {
             "skill::yaml: uses `translate::Plan` (translate), not in the row of skill",
             "skill::yaml: uses `translate` (translate), not in the row of skill",
         ]
+    );
+    // A submodule keeps to its unit's row.
+    assert_eq!(
+        with("scan::code", "use crate::admit::Level;"),
+        ["scan::code: uses `admit::Level` (admit), not in the row of scan"]
     );
     assert_eq!(
         with(

@@ -8,17 +8,27 @@
 mod admit;
 mod adversarial;
 mod build;
+mod catalog_cli;
 mod check;
+mod ci;
 mod common;
+mod completions;
 mod conformance;
 mod corpus;
+mod curate;
+mod dashboard;
 mod export;
+mod fix;
 mod import;
 mod incremental;
 mod layers;
+#[cfg(feature = "local-model")]
+mod local_model;
 mod migrate;
 mod plan;
 mod publish;
+mod sarif;
 mod scan;
+mod serve;
 mod tidy;
 mod watch;

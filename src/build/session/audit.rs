@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 use super::stamp::{Job, Stamped};
 use super::tree::{self, Writes};
 use super::{Event, Outcome, Row, Sink};
-use crate::build::Totals;
-use crate::build::plan_event;
+use crate::build::report::plan_event;
 use crate::build::store::State;
+use crate::messages::report::Totals;
 use crate::util::sorted_json_line;
 
 /// The lines of one build, and the digest of every skill's report entry (what the next build
@@ -76,7 +76,7 @@ pub(super) fn audit(
     let changed = outcome.added.len() + outcome.updated.len() + outcome.removed.len();
     lines.push(line(
         "build.finished",
-        json!({"catalog_version": catalog_version, "changed": changed, "written": outcome.files_written, "removed": outcome.files_removed, "summary": outcome.totals.json()}),
+        json!({"catalog_version": catalog_version, "changed": changed, "written": outcome.files_written, "removed": outcome.files_removed, "summary": outcome.totals}),
     ));
     Audit { lines, reported: seen }
 }

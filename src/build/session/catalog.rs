@@ -7,9 +7,11 @@ use std::collections::BTreeMap;
 
 use super::stamp::{Job, Stamped, rfc3339};
 use super::{Options, Row};
+use crate::build::Decisions;
+use crate::build::report::{render_report, skill_status};
 use crate::build::store::{CatalogState, State};
-use crate::build::{Decisions, Totals, render_report, skill_status};
 use crate::emit::{self, CatalogExecutor, CatalogHeader, CatalogSkill};
+use crate::messages::report::Totals;
 use crate::model::{Level, LevelStatus};
 use crate::util::sha256;
 

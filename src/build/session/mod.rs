@@ -33,13 +33,15 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::exec::System;
+use super::report::report_entry;
 use super::store::{self, Fingerprint, State};
-use super::{Decision, SkillOutput, SkillUnit, Totals, admission, decision, report_entry, skill_output, skill_unit};
+use super::{Decision, SkillOutput, SkillUnit, admission, decision, skill_output, skill_unit};
 use crate::db::load::LoadError;
 use crate::db::{self, BuildInputs, Db, Settings, SkillSource, TextInput};
 use crate::diag::{Diagnostic, Severity};
 use crate::emit::write::EmitError;
 use crate::emit::{self};
+use crate::messages::report::Totals;
 use crate::model::{AdmissionSettings, FindingSeverity, Level, Limits, Mode};
 use crate::sign::SecretKey;
 use crate::util::sha256;
