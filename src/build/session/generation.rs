@@ -10,7 +10,7 @@ use std::path::Path;
 use super::Sink;
 use super::tree::{self, Plan, Writes, Written};
 use crate::build::store::{OutputState, State};
-use crate::emit::write::EmitError;
+use crate::emit::write::{self, EmitError};
 use crate::emit::{self, publish};
 use crate::model::Level;
 use crate::sign::PublicKey;
@@ -74,20 +74,27 @@ pub(super) fn publish<'p, 'a>(
     let spare_state = prepare_spare(&spare_dir, out_dir, previous)?;
     let spare_listing = if fresh { Some(tree::list_out(&spare_dir)?) } else { None };
     let mut writes = tree::plan_writes(plan, &spare_state, spare_listing.as_ref());
-    // The spare is skillc's: whatever it holds beyond the plan goes (temporary files of an
-    // interrupted build included), except the foreign files of `out/`, which go along.
-    let carried: BTreeSet<&str> = changes
-        .foreign
-        .iter()
-        .map(String::as_str)
-        .filter(|p| !publish::is_temp(p))
-        .collect();
-    if let Some(l) = &spare_listing {
-        let planned_removal: BTreeSet<String> = writes.remove.iter().cloned().collect();
-        for p in l.keys() {
-            if !plan.contains_key(p) && !carried.contains(p.as_str()) && !planned_removal.contains(p) {
-                writes.remove.push(p.clone());
-            }
+    // The foreign files of `out/` go along into every generation. A fresh process found them
+    // while checking `out/`; a watch session, which trusts its record of `out/`, lists the
+    // names only (a file planted there while it runs is carried, and `verify` sees it).
+    let carried: BTreeSet<String> = match &listing {
+        Some(_) => changes.foreign.iter().cloned().collect(),
+        None => names(out_dir)?
+            .into_iter()
+            .filter(|p| !plan.contains_key(p) && !previous.outputs.contains_key(p))
+            .collect(),
+    };
+    let carried: BTreeSet<String> = carried.into_iter().filter(|p| !publish::is_temp(p)).collect();
+    // The spare is skillc's: whatever it holds beyond the plan and the carried files goes
+    // (temporary files of an interrupted build included).
+    let in_spare = match &spare_listing {
+        Some(l) => l.keys().cloned().collect(),
+        None => names(&spare_dir)?,
+    };
+    let planned_removal: BTreeSet<String> = writes.remove.iter().cloned().collect();
+    for p in in_spare {
+        if !plan.contains_key(&p) && !carried.contains(&p) && !planned_removal.contains(&p) {
+            writes.remove.push(p);
         }
     }
     writes.foreign.clear();
@@ -126,8 +133,21 @@ fn prepare_spare(
     Ok(previous.outputs.clone())
 }
 
+/// The `/`-separated paths of every file under `dir` (names only, nothing `stat`ed; none when
+/// it does not exist).
+fn names(dir: &Path) -> Result<Vec<String>, EmitError> {
+    Ok(write::list_files(dir)
+        .map_err(|e| EmitError::Io {
+            path: dir.display().to_string(),
+            message: e.to_string(),
+        })?
+        .into_iter()
+        .map(|l| l.path)
+        .collect())
+}
+
 /// Hard-links the foreign files of `out/` into the spare (those already there stay).
-fn carry(out_dir: &Path, spare_dir: &Path, carried: &BTreeSet<&str>) {
+fn carry(out_dir: &Path, spare_dir: &Path, carried: &BTreeSet<String>) {
     for p in carried {
         let to = spare_dir.join(p);
         if std::fs::symlink_metadata(&to).is_ok() {
