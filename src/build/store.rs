@@ -18,7 +18,24 @@ use crate::emit::write::{EmitError, write_atomic};
 use crate::messages::report::Totals;
 
 /// Version of the store's format; a store of another format (or another skillc) is ignored.
-pub const FORMAT: u32 = 3;
+/// 4: `state.json` and `fingerprint.json` live per output folder ([`out_store`]) and the
+/// state records the spare generation (`emit::publish`).
+pub const FORMAT: u32 = 4;
+
+/// The store folder of one output folder: `.skillc/out/<id>/`, where `<id>` is the first 16
+/// hex digits of the SHA-256 of the output folder's absolute path (its nearest existing
+/// ancestor canonicalized). Each `--out` has its own memory of what skillc wrote there, so
+/// alternating output folders never leaves stale files in either (issue 18, item 7).
+pub fn out_store(state_dir: &Path, out: &Path) -> PathBuf {
+    let abs = match (out.parent(), out.file_name()) {
+        (Some(parent), Some(name)) => parent
+            .canonicalize()
+            .map_or_else(|_| out.to_path_buf(), |p| p.join(name)),
+        _ => out.canonicalize().unwrap_or_else(|_| out.to_path_buf()),
+    };
+    let id = crate::util::sha256(abs.as_os_str().as_encoded_bytes());
+    state_dir.join("out").join(&id[..16])
+}
 
 /// `state.json`: what the last build produced.
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -37,6 +54,14 @@ pub struct State {
     /// removed, and a file whose digest is unchanged and whose size on disk matches is not
     /// rewritten.
     pub outputs: BTreeMap<String, OutputState>,
+    /// The files of the spare generation (`emit::publish`), the catalog before the current
+    /// one; `None` when the build knows nothing of a spare (it is then discarded, or filled
+    /// with hard links to `out/`).
+    #[serde(default)]
+    pub spare: Option<BTreeMap<String, OutputState>>,
+    /// The output folder this state describes (for people reading `.skillc/`).
+    #[serde(default)]
+    pub out: String,
 }
 
 /// One executor of the last build.
@@ -221,19 +246,29 @@ pub struct Update {
     pub fingerprint: Option<Fingerprint>,
 }
 
-/// Applies an update to the store folder `dir`.
+/// Where a store update goes: the project's `.skillc/` (the audit log) and the output
+/// folder's store ([`out_store`]: state and fingerprint).
+#[derive(Clone, Debug)]
+pub struct Dirs {
+    /// `.skillc/`.
+    pub project: PathBuf,
+    /// `.skillc/out/<id>/`.
+    pub out: PathBuf,
+}
+
+/// Applies an update to the store.
 ///
 /// # Errors
 /// Any IO failure.
-pub fn apply(dir: &Path, u: &Update) -> Result<(), EmitError> {
+pub fn apply(dirs: &Dirs, u: &Update) -> Result<(), EmitError> {
     if let Some(state) = &u.state {
-        write(&dir.join("state.json"), state.as_ref())?;
+        write(&dirs.out.join("state.json"), state.as_ref())?;
     }
     if !u.audit.is_empty() {
-        crate::emit::write::append_lines(&dir.join("audit.jsonl"), &u.audit)?;
+        crate::emit::write::append_lines(&dirs.project.join("audit.jsonl"), &u.audit)?;
     }
     if let Some(fp) = &u.fingerprint {
-        write(&dir.join("fingerprint.json"), fp)?;
+        write(&dirs.out.join("fingerprint.json"), fp)?;
     }
     Ok(())
 }
@@ -248,8 +283,8 @@ pub struct Background {
 }
 
 impl Background {
-    /// Starts the writer for the store folder `dir`.
-    pub fn start(dir: PathBuf) -> Background {
+    /// Starts the writer for the store folders `dirs`.
+    pub fn start(dirs: Dirs) -> Background {
         let (tx, rx) = mpsc::channel::<Update>();
         let error = Arc::new(Mutex::new(None));
         let err = error.clone();
@@ -260,7 +295,7 @@ impl Background {
                     u.audit.extend(more.audit);
                     u.fingerprint = more.fingerprint.or(u.fingerprint);
                 }
-                if let Err(e) = apply(&dir, &u)
+                if let Err(e) = apply(&dirs, &u)
                     && let Ok(mut slot) = err.lock()
                 {
                     *slot = Some(e.to_string());

@@ -87,7 +87,14 @@ pub(crate) fn run(args: &VerifyArgs, out: &mut Printer) -> anyhow::Result<Status
         "{shown} is not a catalog (it has no catalog.toml); build one with `skillc build`"
     );
     // The same reading as the catalog commands and `serve`: no link followed, sizes capped.
-    let (files, _) = crate::catalog::read::read_tree(&dir)?;
+    // A build publishes a new generation by switching folders (`emit::publish`): a reading
+    // during which the folder's identity changed straddled a switch, and is done once more.
+    let before = emit::publish::identity(&dir);
+    let files = match crate::catalog::read::read_tree(&dir) {
+        Ok((files, _)) if emit::publish::identity(&dir) == before => files,
+        Err(e) if emit::publish::identity(&dir) == before => return Err(e.into()),
+        _ => crate::catalog::read::read_tree(&dir)?.0,
+    };
     let anchor = pin::anchor(args.key.as_deref(), &dir, &project)?;
     let state_path = args.state.clone().unwrap_or_else(pin::default_state);
     // Held until the state is written: a concurrent verify reads what this one recorded.

@@ -51,7 +51,11 @@ fn start(
         roots: o.roots.iter().map(|r| o.root.join(r)).collect(),
         config: prepared.config_files.clone(),
         vocabulary: prepared.vocab_file.clone(),
-        ignore: vec![o.out_dir.clone(), o.state_dir.clone()],
+        ignore: vec![
+            o.out_dir.clone(),
+            crate::emit::publish::spare_of(&o.out_dir),
+            o.state_dir.clone(),
+        ],
     };
     // Watch first, then build: a change made during the first build is not missed.
     let watcher = Watcher::start(&targets, Duration::from_millis(args.debounce), tx.clone())?;

@@ -6,6 +6,7 @@
 //! `out/` is never read as an input.
 
 pub mod format;
+pub mod publish;
 pub mod write;
 
 use std::collections::BTreeMap;

@@ -17,6 +17,12 @@ pub enum EmitError {
         "{0} is not empty and is not a skillc catalog (no catalog.toml and catalog.toml.sig): refusing to write there (choose another --out, or empty it)"
     )]
     NotOwned(String),
+    /// The output folder holds a catalog this build has no record of writing, signed by
+    /// another key: replacing it would delete someone else's catalog.
+    #[error(
+        "{0} holds a catalog not signed by this build's key ({1}) and skillc has no record of writing it: refusing to replace it (choose another --out, remove the folder, or build with the key that signed it)"
+    )]
+    NotOurs(String, String),
     /// The output folder would contain the project or a skills root, or lie inside one.
     #[error("the output folder {0} overlaps {1}; choose a separate --out")]
     Overlaps(String, String),

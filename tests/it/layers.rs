@@ -116,6 +116,8 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
     // IO layers: the disk, processes, the network, the clock.
     ("db::load", Io, &["db", "diag", "model", "rules"]),
     ("emit::write", Io, &["emit", "model", "util"]),
+    // Publishing `out/`: the spare generation and the atomic switch (issue 18, item 6).
+    ("emit::publish", Io, &["emit", "emit::write"]),
     ("build::exec", Io, &["admit", "model", "util"]),
     (
         "build::store",
@@ -136,6 +138,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "db::load",
             "diag",
             "emit",
+            "emit::publish",
             "emit::write",
             "events",
             "generate",
@@ -242,6 +245,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "db::load",
             "diag",
             "emit",
+            "emit::publish",
             "emit::write",
             "events",
             "export",

@@ -32,6 +32,7 @@ mod names;
 mod parser_edges;
 mod pinning;
 mod plan;
+mod publish;
 mod review;
 mod sarif;
 mod scan;

@@ -107,7 +107,11 @@ fn fingerprint_skill(read: ReadSkill) -> Loaded {
 
 impl Session {
     fn exclude(&self) -> Vec<PathBuf> {
-        vec![self.opts.out_dir.clone(), self.opts.state_dir.clone()]
+        vec![
+            self.opts.out_dir.clone(),
+            crate::emit::publish::spare_of(&self.opts.out_dir),
+            self.opts.state_dir.clone(),
+        ]
     }
 
     /// Re-reads every skill under the roots; returns the display paths that changed

@@ -19,6 +19,7 @@
 
 mod audit;
 mod catalog;
+mod generation;
 mod inputs;
 mod processes;
 mod record;
@@ -189,6 +190,8 @@ pub struct Session {
     /// Canonical folder → display path of every skill; built on the first
     /// [`Session::refresh_paths`] (watch), then kept up to date.
     canon: Option<HashMap<PathBuf, String>>,
+    /// Where the store is written: `.skillc/` and this output folder's `.skillc/out/<id>/`.
+    store: store::Dirs,
 }
 
 impl Session {
@@ -223,7 +226,12 @@ impl Session {
             opts.imported_from.clone(),
             Self::cached_l5(&opts, &python),
         );
-        let disk_fingerprint = store::read::<Fingerprint>(&opts.state_dir.join("fingerprint.json"));
+        // State and fingerprint are per output folder (issue 18, item 7).
+        let store = store::Dirs {
+            project: opts.state_dir.clone(),
+            out: store::out_store(&opts.state_dir, &opts.out_dir),
+        };
+        let disk_fingerprint = store::read::<Fingerprint>(&store.out.join("fingerprint.json"));
         let key_digest = sha256(opts.key.public().to_file().as_bytes());
         let mut s = Session {
             opts,
@@ -241,6 +249,7 @@ impl Session {
             force: false,
             canon: None,
             python,
+            store,
         };
         s.refresh_all()?;
         Ok(s)
@@ -250,7 +259,7 @@ impl Session {
     /// catalog is reported as soon as it is written). [`Session::flush_store`] waits for it.
     pub fn write_store_in_background(&mut self) {
         if self.background.is_none() {
-            self.background = Some(store::Background::start(self.opts.state_dir.clone()));
+            self.background = Some(store::Background::start(self.store.clone()));
         }
     }
 
@@ -333,7 +342,7 @@ impl Session {
         timer.lap("vocabulary");
         if self.state.is_none() {
             self.state = Some(Arc::new(
-                store::read_state(&self.opts.state_dir.join("state.json")).unwrap_or_default(),
+                store::read_state(&self.store.out.join("state.json")).unwrap_or_default(),
             ));
             timer.lap("read state");
         }
@@ -395,22 +404,19 @@ impl Session {
         // The tree, and what to write of it: only what differs, in parallel, the catalog last.
         let plan = plan_tree(&rows, &jobs, &stamped, [&report, &routing, &public_key], &signed);
         timer.lap("plan");
-        let out_dir = &self.opts.out_dir;
-        let listing = if self.fresh {
-            Some(tree::list_out(out_dir)?)
-        } else {
-            None
-        };
-        let writes = tree::plan_writes(&plan, &previous.outputs, listing.as_ref());
-        // Counts what this build writes, not the whole tree (a rebuild writes few files).
-        sink(Event::Stage {
-            stage: "write",
-            total: writes.write.len(),
-        });
-        let written = tree::write_out(out_dir, &writes, &self.opts.skip, &mut *sink)?;
+        let published = generation::publish(
+            &plan,
+            previous,
+            &self.opts.out_dir,
+            self.fresh,
+            &self.opts.key.public(),
+            &self.opts.skip,
+            &mut *sink,
+        )?;
+        let writes = &published.changes;
         timer.lap("write out/");
 
-        let mut outcome = audit::changes(previous, &jobs, &stamped, &writes, totals);
+        let mut outcome = audit::changes(previous, &jobs, &stamped, writes, totals);
         outcome.catalog_signed = signed.signed;
         outcome.expired = signed.expired.clone();
         outcome.rejected = rows
@@ -427,11 +433,13 @@ impl Session {
             .map(|(job, st)| (job.generated.executor.name.clone(), st.state.clone()))
             .collect();
         let built = record::Built {
-            outputs: tree::written_states(&writes, &written),
+            outputs: published.outputs,
+            spare: published.spare,
+            out: self.opts.out_dir.display().to_string(),
             executors,
             catalog: signed.state.clone(),
         };
-        let next = record::next_state(previous, &plan, built, &self.key_digest);
+        let next = record::next_state(previous, built, &self.key_digest);
         drop(plan);
         outcome.report = report;
         self.commit(next, audit.lines, fingerprint, &outcome)?;

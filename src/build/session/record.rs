@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::tree::Plan;
 use super::{BuildError, Outcome, Session};
 use crate::build::store::{self, Fingerprint, State};
 use crate::emit::write::EmitError;
@@ -18,35 +17,42 @@ pub(super) struct Next {
 
 /// What a build produced that the store records.
 pub(super) struct Built {
-    /// The files written, as written.
-    pub outputs: Vec<(String, store::OutputState)>,
+    /// Every file of the new `out/`, as written.
+    pub outputs: BTreeMap<String, store::OutputState>,
+    /// The files of the spare generation.
+    pub spare: Option<BTreeMap<String, store::OutputState>>,
+    /// The output folder.
+    pub out: String,
     /// Every executor of the catalog, stamped and signed.
     pub executors: BTreeMap<String, store::ExecutorState>,
     /// The catalog.
     pub catalog: store::CatalogState,
 }
 
-/// The new state: the previous one, updated with what was written and removed (the files no
-/// longer planned are forgotten).
-pub(super) fn next_state(previous: Arc<State>, plan: &Plan<'_>, built: Built, key_digest: &str) -> Next {
+/// The new state: the previous one with what this build published.
+pub(super) fn next_state(previous: Arc<State>, built: Built, key_digest: &str) -> Next {
     let Built {
-        outputs: written,
+        outputs,
+        spare,
+        out,
         executors,
         catalog,
     } = built;
     let mut state = Arc::try_unwrap(previous).unwrap_or_else(|shared| (*shared).clone());
-    let before = state.outputs.len();
-    state.outputs.retain(|path, _| plan.contains_key(path));
-    let mut changed = state.outputs.len() != before || !written.is_empty();
-    state.outputs.extend(written);
     let catalog = Some(catalog);
-    changed |= state.executors != executors
+    let changed = state.outputs != outputs
+        || state.spare != spare
+        || state.out != out
+        || state.executors != executors
         || state.catalog != catalog
         || state.key_id != key_digest
         || state.format != store::FORMAT;
     state.format = store::FORMAT;
     state.skillc = env!("CARGO_PKG_VERSION").into();
     state.key_id = key_digest.to_owned();
+    state.outputs = outputs;
+    state.spare = spare;
+    state.out = out;
     state.executors = executors;
     state.catalog = catalog;
     Next { state, changed }
@@ -101,7 +107,7 @@ impl Session {
                 }
                 b.send(update);
             }
-            None => store::apply(state_dir, &update)?,
+            None => store::apply(&self.store, &update)?,
         }
         self.state = Some(state);
         Ok(())

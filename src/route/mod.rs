@@ -49,6 +49,9 @@ const W_TERM: f64 = 1.0;
 const MISSING: f64 = 0.5;
 /// Two scores closer than this are a tie.
 pub const EPSILON: f64 = 1e-9;
+/// Room left on every comparison of a bound with a score, so that rounding (a bound summed
+/// in another order than a score) never prunes an executor that could tie.
+pub const SLACK: f64 = 1e-8;
 
 /// English and Italian words that carry no meaning for routing.
 const STOP_WORDS: &[&str] = &[
@@ -186,6 +189,12 @@ pub struct Router {
     concept: Vec<bool>,
     /// Executor → the penalty when the request matches none of its concepts.
     penalty: Vec<f64>,
+    /// Executor → its features with `weight × idf`, by feature id (scores one executor
+    /// without a pass over the postings).
+    features: Vec<Vec<(u32, f64)>>,
+    /// Feature id → the most any executor gains from it in a score (`multiplier × weight ×
+    /// idf`, the largest of its postings): the bound [`Router::routes_to_with`] prunes with.
+    bound: Vec<f64>,
     /// Provider → its words (`google_workspace` → `google`, `workspace`).
     providers: BTreeMap<String, Vec<String>>,
     concepts: Concepts,
@@ -196,6 +205,9 @@ pub struct Router {
 pub struct Scratch {
     score: Vec<f64>,
     touched: Vec<u32>,
+    /// Executor → the stamp of the last request that collected it as a candidate.
+    seen: Vec<u32>,
+    stamp: u32,
 }
 
 impl Router {
@@ -270,15 +282,62 @@ impl Router {
             .iter()
             .map(|d| (d.provider.clone(), d.provider.split('_').map(str::to_owned).collect()))
             .collect();
+        // Postings are visited in feature-id order, so every executor's list comes out sorted.
+        let mut features: Vec<Vec<(u32, f64)>> = vec![Vec::new(); docs.len()];
+        let mut bound = vec![0.0; postings.len()];
+        for (id, p) in postings.iter().enumerate() {
+            let matched = if concept[id] { 1.0 + MISSING } else { 1.0 };
+            let fid = u32::try_from(id).unwrap_or(u32::MAX);
+            for &(e, wi) in p {
+                features[e as usize].push((fid, wi));
+                bound[id] = f64::max(bound[id], matched * wi);
+            }
+        }
         Router {
             names: docs.iter().map(|d| d.name.clone()).collect(),
             ids,
             postings,
             concept,
             penalty,
+            features,
+            bound,
             providers,
             concepts,
         }
+    }
+
+    /// The interned features of a request, sorted by id (the order every score sums in).
+    fn request_ids(&self, request: &str) -> Vec<u32> {
+        let mut ids: Vec<u32> = self
+            .request_features(request)
+            .iter()
+            .filter_map(|k| self.ids.get(k).copied())
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// The score of executor `e` for a request's features (sorted by id) — the same sum, in
+    /// the same order, as [`Router::accumulate`] makes, so the same bits — and the first of
+    /// those features it shares (`None` when it shares none).
+    fn score_one(&self, ids: &[u32], e: usize) -> (f64, Option<u32>) {
+        let mut s = -self.penalty[e];
+        let mut first = None;
+        let mine = &self.features[e];
+        let mut k = 0;
+        for &id in ids {
+            while k < mine.len() && mine[k].0 < id {
+                k += 1;
+            }
+            if let Some(&(f, wi)) = mine.get(k)
+                && f == id
+            {
+                let matched = if self.concept[id as usize] { 1.0 + MISSING } else { 1.0 };
+                s += matched * wi;
+                first.get_or_insert(id);
+            }
+        }
+        (s, first)
     }
 
     /// The features of a request: its concepts, its terms, and the providers it names (every
@@ -313,7 +372,7 @@ impl Router {
 
     /// Scores every executor sharing a feature with the request into `scratch`: the sum of
     /// `weight × idf` of the shared features, minus [`MISSING`] of each unmatched concept.
-    fn accumulate(&self, request: &str, scratch: &mut Scratch) {
+    fn accumulate(&self, ids: &[u32], scratch: &mut Scratch) {
         if scratch.score.len() != self.names.len() {
             scratch.score = vec![f64::NAN; self.names.len()];
         }
@@ -321,13 +380,7 @@ impl Router {
             scratch.score[e as usize] = f64::NAN;
         }
         scratch.touched.clear();
-        let mut ids: Vec<u32> = self
-            .request_features(request)
-            .iter()
-            .filter_map(|k| self.ids.get(k).copied())
-            .collect();
-        ids.sort_unstable();
-        for id in ids {
+        for &id in ids {
             let matched = if self.concept[id as usize] { 1.0 + MISSING } else { 1.0 };
             for &(e, wi) in &self.postings[id as usize] {
                 let slot = &mut scratch.score[e as usize];
@@ -340,218 +393,98 @@ impl Router {
         }
     }
 
+    /// Is `(s, i)` a better first place than `best`? A higher score by more than
+    /// [`EPSILON`], or a tie and the smaller name.
+    fn better(&self, best: Option<(f64, usize)>, s: f64, i: usize) -> bool {
+        match best {
+            None => true,
+            Some((bs, bi)) => s > bs + EPSILON || ((s - bs).abs() <= EPSILON && self.names[i] < self.names[bi]),
+        }
+    }
+
     /// Where a request goes: `Ok(())` when executor `expected` ranks first with a score
     /// strictly above every other's, else `Err(Some(name))` naming the executor that ranks
     /// first or ties, or `Err(None)` when nothing matches at all. `scratch` is reusable space
     /// (one per thread).
+    ///
+    /// The question is only whether `expected` ranks first, so most executors need no score
+    /// (MaxScore pruning): the request's features are taken by [`Router::bound`], smallest
+    /// first, and while their bounds sum below `expected`'s score (less [`EPSILON`] and
+    /// [`SLACK`]), an executor sharing only those cannot reach a tie and is never visited. The
+    /// common features (`a:list`, `t:file`) have the longest posting lists and the smallest
+    /// bounds, so they are the ones skipped. The answer is the one of scoring every executor
+    /// (a property test compares them): candidates are judged in the order a full pass
+    /// would meet them, with the same scores bit for bit.
     pub fn routes_to_with(&self, request: &str, expected: usize, scratch: &mut Scratch) -> Result<(), Option<String>> {
-        self.accumulate(request, scratch);
-        let mine = match scratch.score.get(expected) {
-            Some(s) if !s.is_nan() => *s,
-            _ => self.penalty.get(expected).map_or(0.0, |p| -p),
+        let ids = self.request_ids(request);
+        let mine = if expected < self.names.len() {
+            self.score_one(&ids, expected).0
+        } else {
+            0.0
         };
-        let mut best: Option<(f64, &str)> = None;
-        for &e in &scratch.touched {
-            let i = e as usize;
-            if i == expected {
-                continue;
-            }
-            let s = scratch.score[i];
-            let better = match best {
-                None => true,
-                Some((bs, bn)) => s > bs + EPSILON || ((s - bs).abs() <= EPSILON && self.names[i].as_str() < bn),
-            };
-            if better {
-                best = Some((s, &self.names[i]));
+        if mine <= EPSILON {
+            return Err(self.full_winner(&ids, expected, scratch));
+        }
+        let mut order: Vec<(f64, u32)> = ids.iter().map(|&f| (self.bound[f as usize], f)).collect();
+        order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut skipped = 0.0;
+        let mut first = 0;
+        while first < order.len() && skipped + order[first].0 < mine - EPSILON - SLACK {
+            skipped += order[first].0;
+            first += 1;
+        }
+        if scratch.seen.len() != self.names.len() {
+            scratch.seen = vec![0; self.names.len()];
+            scratch.stamp = 0;
+        }
+        scratch.stamp = scratch.stamp.wrapping_add(1);
+        if scratch.stamp == 0 {
+            scratch.seen.iter_mut().for_each(|s| *s = 0);
+            scratch.stamp = 1;
+        }
+        let stamp = scratch.stamp;
+        // Those that could tie, keyed by where a full pass meets them first: their first
+        // shared feature, then their place in its posting list (executor order).
+        let mut ties: Vec<(u32, u32, f64)> = Vec::new();
+        for &(_, f) in &order[first..] {
+            for &(e, _) in &self.postings[f as usize] {
+                if e as usize == expected || scratch.seen[e as usize] == stamp {
+                    continue;
+                }
+                scratch.seen[e as usize] = stamp;
+                let (s, met) = self.score_one(&ids, e as usize);
+                if s + EPSILON >= mine {
+                    ties.push((met.unwrap_or(f), e, s));
+                }
             }
         }
-        if mine <= EPSILON {
-            return Err(best.filter(|b| b.0 > EPSILON).map(|b| b.1.to_owned()));
+        ties.sort_unstable_by_key(|t| (t.0, t.1));
+        let mut best: Option<(f64, usize)> = None;
+        for &(_, e, s) in &ties {
+            if self.better(best, s, e as usize) {
+                best = Some((s, e as usize));
+            }
         }
         match best {
-            Some((s, n)) if s + EPSILON >= mine => Err(Some(n.to_owned())),
-            _ => Ok(()),
+            Some((_, i)) => Err(Some(self.names[i].clone())),
+            None => Ok(()),
         }
+    }
+
+    /// When `expected` scores nothing: the executor ranking first with a positive score,
+    /// found by scoring every executor sharing a feature with the request.
+    fn full_winner(&self, ids: &[u32], expected: usize, scratch: &mut Scratch) -> Option<String> {
+        self.accumulate(ids, scratch);
+        let mut best: Option<(f64, usize)> = None;
+        for &e in &scratch.touched {
+            let i = e as usize;
+            if i != expected && self.better(best, scratch.score[i], i) {
+                best = Some((scratch.score[i], i));
+            }
+        }
+        best.filter(|b| b.0 > EPSILON).map(|b| self.names[b.1].clone())
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// One ranked executor.
-    #[derive(Clone, Debug, PartialEq)]
-    struct Ranked {
-        /// Index of the executor in the documents given to [`Router::new`].
-        index: usize,
-        /// Its canonical name.
-        name: String,
-        /// Its score (higher is better).
-        score: f64,
-    }
-
-    impl Router {
-        /// Executors ranked for a request, best first (score, then name); only positive scores.
-        fn rank(&self, request: &str) -> Vec<Ranked> {
-            let mut scratch = Scratch::default();
-            self.accumulate(request, &mut scratch);
-            let mut out: Vec<Ranked> = scratch
-                .touched
-                .iter()
-                .map(|&e| Ranked {
-                    index: e as usize,
-                    name: self.names[e as usize].clone(),
-                    score: scratch.score[e as usize],
-                })
-                .filter(|r| r.score > EPSILON)
-                .collect();
-            out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.name.cmp(&b.name)));
-            out
-        }
-
-        /// Where a request goes: `Ok(())` when executor `expected` ranks first with a score
-        /// strictly above every other's, else `Err(Some(name))` naming the executor that ranks
-        /// first or ties, or `Err(None)` when nothing matches at all.
-        fn routes_to(&self, request: &str, expected: usize) -> Result<(), Option<String>> {
-            self.routes_to_with(request, expected, &mut Scratch::default())
-        }
-    }
-    use crate::vocab;
-
-    fn doc(name: &str, a: &str, o: &str, q: &[&str], p: &str, text: &[&str]) -> Doc {
-        Doc {
-            name: name.into(),
-            action: a.into(),
-            object: o.into(),
-            qualifiers: q.iter().map(|s| s.to_string()).collect(),
-            provider: p.into(),
-            text: text.iter().map(|s| s.to_string()).collect(),
-        }
-    }
-
-    fn router() -> Router {
-        let v = vocab::parse(vocab::DEFAULT_PATH, vocab::DEFAULT_TEXT).vocabulary;
-        Router::new(&docs(), &v)
-    }
-
-    fn docs() -> Vec<Doc> {
-        vec![
-            doc(
-                "list_files_drive",
-                "list",
-                "files",
-                &[],
-                "drive",
-                &["list files (Drive)", "elenca file (Drive)"],
-            ),
-            doc(
-                "list_files_xlsx_drive",
-                "list",
-                "files",
-                &["xlsx"],
-                "drive",
-                &["list files spreadsheet (Drive)"],
-            ),
-            doc(
-                "delete_files_drive",
-                "delete",
-                "files",
-                &[],
-                "drive",
-                &["delete files (Drive)", "elimina file (Drive)"],
-            ),
-            doc(
-                "list_files_dropbox",
-                "list",
-                "files",
-                &[],
-                "dropbox",
-                &["list files (Dropbox)"],
-            ),
-            doc(
-                "send_messages_slack",
-                "send",
-                "messages",
-                &[],
-                "slack",
-                &["Post a message to a channel."],
-            ),
-        ]
-    }
-
-    #[test]
-    fn normalization_folds_accents_case_plurals_and_stop_words() {
-        assert_eq!(tokens("Elenca i FILE della città"), ["elenca", "file", "citta"]);
-        assert_eq!(tokens("list the files and searches"), ["list", "file", "search"]);
-        assert_eq!(tokens("entries status class"), ["entry", "status", "class"]);
-    }
-
-    #[test]
-    fn the_provider_and_the_qualifier_decide_between_similar_executors() {
-        let r = router();
-        let first = |q: &str| r.rank(q).first().map(|x| x.name.clone());
-        assert_eq!(first("list files on Dropbox").as_deref(), Some("list_files_dropbox"));
-        assert_eq!(first("list files drive").as_deref(), Some("list_files_drive"));
-        assert_eq!(
-            first("list spreadsheet files in drive").as_deref(),
-            Some("list_files_xlsx_drive")
-        );
-        // Italian labels and synonyms mean the same concepts.
-        assert_eq!(first("elimina i file di drive").as_deref(), Some("delete_files_drive"));
-        assert_eq!(first("remove drive files").as_deref(), Some("delete_files_drive"));
-        assert_eq!(
-            first("invia un messaggio su slack").as_deref(),
-            Some("send_messages_slack")
-        );
-        assert!(r.rank("weather tomorrow").is_empty());
-    }
-
-    #[test]
-    fn routes_to_requires_a_strict_first_place() {
-        let r = router();
-        assert_eq!(r.routes_to("list files drive", 0), Ok(()));
-        assert_eq!(r.routes_to("list files drive", 1), Err(Some("list_files_drive".into())));
-        // Without a provider, two providers tie: neither ranks first.
-        assert_eq!(r.routes_to("list files", 0), Err(Some("list_files_dropbox".into())));
-        assert_eq!(r.routes_to("list files", 3), Err(Some("list_files_drive".into())));
-        assert_eq!(r.routes_to("weather", 0), Err(None));
-    }
-
-    /// The ranking is a function of the executors, not of their order or of a hash seed: a
-    /// router built from the same documents reversed (feature ids numbered otherwise, new
-    /// `HashMap` seeds) ranks every request the same, scores bit for bit, and ties go by name.
-    /// (Issue 18, item 16: this test used to compare one ranking with itself.)
-    #[test]
-    fn the_ranking_does_not_depend_on_the_order_of_the_executors() {
-        let v = vocab::parse(vocab::DEFAULT_PATH, vocab::DEFAULT_TEXT).vocabulary;
-        let forward = router();
-        let mut reversed_docs = docs();
-        reversed_docs.reverse();
-        let reversed = Router::new(&reversed_docs, &v);
-        for request in [
-            "files",
-            "list files",
-            "delete drive files",
-            "send a message",
-            "elenca i file",
-        ] {
-            let a: Vec<(String, u64)> = forward
-                .rank(request)
-                .into_iter()
-                .map(|r| (r.name, r.score.to_bits()))
-                .collect();
-            let b: Vec<(String, u64)> = reversed
-                .rank(request)
-                .into_iter()
-                .map(|r| (r.name, r.score.to_bits()))
-                .collect();
-            assert!(!a.is_empty(), "{request}");
-            assert_eq!(a, b, "{request}");
-            assert!(
-                a.windows(2)
-                    .all(|w| f64::from_bits(w[0].1) > f64::from_bits(w[1].1) || (w[0].1 == w[1].1 && w[0].0 < w[1].0)),
-                "{request}: {a:?}"
-            );
-        }
-    }
-}
+mod tests;

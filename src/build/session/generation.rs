@@ -1,0 +1,189 @@
+//! Publishing a build's tree as the next generation of `out/` (`emit::publish`): what changed
+//! against the published catalog (reported), the spare generation brought up to date (only
+//! what differs from it is written), the foreign files of `out/` carried over, then one
+//! atomic switch. A reader of `out/` sees the previous complete catalog or the new one; a
+//! build killed at any moment leaves `out/` untouched (issue 18, item 6).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+
+use super::tree::{self, Plan, Writes, Written};
+use super::{Event, Sink};
+use crate::build::store::{OutputState, State};
+use crate::emit::write::{self, EmitError};
+use crate::emit::{self, publish};
+use crate::model::Level;
+use crate::sign::PublicKey;
+
+/// What publishing did.
+pub(super) struct Published<'p, 'a> {
+    /// What differs from the published catalog: written, removed, and the files of `out/`
+    /// skillc did not write (carried into the new generation, left alone).
+    pub changes: Writes<'p, 'a>,
+    /// Every file of the new `out/`, as written.
+    pub outputs: BTreeMap<String, OutputState>,
+    /// The files of the spare generation (the catalog before the new one).
+    pub spare: Option<BTreeMap<String, OutputState>>,
+}
+
+/// Refuses to replace, with no record of writing there, a catalog signed by another key:
+/// the files of a catalog's shape are taken as skillc's only when the catalog is the build's
+/// own (issue 18, item 8).
+fn own_catalog(out: &Path, key: &PublicKey) -> Result<(), EmitError> {
+    let (Ok(text), Ok(sig)) = (
+        std::fs::read(out.join(emit::CATALOG)),
+        std::fs::read_to_string(out.join(emit::CATALOG_SIG)),
+    ) else {
+        return Ok(());
+    };
+    match key.verify(&text, &sig) {
+        Ok(_) => Ok(()),
+        Err(_) => Err(EmitError::NotOurs(out.display().to_string(), key.key_id_hex())),
+    }
+}
+
+/// Makes the plan the published `out/`. `previous` is the record of the last build into this
+/// output folder; `fresh`: no build completed in this process yet, so `out/` and the spare
+/// are listed (and checked) rather than trusted.
+///
+/// # Errors
+/// [`EmitError::NotOurs`], a symbolic link in `out/` or the spare, or an IO failure.
+pub(super) fn publish<'p, 'a>(
+    plan: &'p Plan<'a>,
+    previous: &State,
+    out_dir: &Path,
+    fresh: bool,
+    key: &PublicKey,
+    skip: &[Level],
+    sink: Sink<'_>,
+) -> Result<Published<'p, 'a>, EmitError> {
+    let listing = if fresh { Some(tree::list_out(out_dir)?) } else { None };
+    let changes = tree::plan_writes(plan, &previous.outputs, listing.as_ref());
+    if previous.outputs.is_empty() && out_dir.join(emit::CATALOG).is_file() {
+        own_catalog(out_dir, key)?;
+    }
+    if changes.write.is_empty() && changes.remove.is_empty() {
+        // `out/` is already this catalog: nothing to write, nothing to switch.
+        sink(Event::Stage {
+            stage: "write",
+            total: 0,
+        });
+        return Ok(Published {
+            changes,
+            outputs: previous.outputs.clone(),
+            spare: previous.spare.clone(),
+        });
+    }
+    let spare_dir = publish::spare_of(out_dir);
+    let spare_state = prepare_spare(&spare_dir, out_dir, previous)?;
+    let spare_listing = if fresh { Some(tree::list_out(&spare_dir)?) } else { None };
+    let mut writes = tree::plan_writes(plan, &spare_state, spare_listing.as_ref());
+    // The foreign files of `out/` go along into every generation. A fresh process found them
+    // while checking `out/`; a watch session, which trusts its record of `out/`, lists the
+    // names only (a file planted there while it runs is carried, and `verify` sees it).
+    let carried: BTreeSet<String> = match &listing {
+        Some(_) => changes.foreign.iter().cloned().collect(),
+        None => names(out_dir)?
+            .into_iter()
+            .filter(|p| !plan.contains_key(p) && !previous.outputs.contains_key(p))
+            .collect(),
+    };
+    let carried: BTreeSet<String> = carried.into_iter().filter(|p| !publish::is_temp(p)).collect();
+    // The spare is skillc's: whatever it holds beyond the plan and the carried files goes
+    // (temporary files of an interrupted build included).
+    let in_spare = match &spare_listing {
+        Some(l) => l.keys().cloned().collect(),
+        None => names(&spare_dir)?,
+    };
+    let planned_removal: BTreeSet<String> = writes.remove.iter().cloned().collect();
+    for p in in_spare {
+        if !plan.contains_key(&p) && !carried.contains(&p) && !planned_removal.contains(&p) {
+            writes.remove.push(p);
+        }
+    }
+    writes.foreign.clear();
+    // Counts what this build writes into the spare, not the whole tree (a rebuild writes few
+    // files).
+    sink(Event::Stage {
+        stage: "write",
+        total: writes.write.len(),
+    });
+    let written = tree::write_out(&spare_dir, &writes, skip, sink)?;
+    carry(out_dir, &spare_dir, &carried);
+    publish::publish(&spare_dir, out_dir)?;
+    let outputs = next_outputs(spare_state, plan, &writes, &written);
+    Ok(Published {
+        changes,
+        outputs,
+        spare: Some(previous.outputs.clone()),
+    })
+}
+
+/// The record of the spare generation the build will write into: the one kept (its folder is
+/// there), else the published files hard-linked into a new spare (the two generations share
+/// unchanged files; nothing is written in place), else nothing (a new spare, written whole).
+/// A spare with no record is discarded: the build cannot tell what it holds.
+fn prepare_spare(
+    spare_dir: &Path,
+    out_dir: &Path,
+    previous: &State,
+) -> Result<BTreeMap<String, OutputState>, EmitError> {
+    if let Some(s) = &previous.spare
+        && spare_dir.is_dir()
+    {
+        return Ok(s.clone());
+    }
+    publish::discard(spare_dir)?;
+    if previous.outputs.is_empty() || !out_dir.is_dir() {
+        return Ok(BTreeMap::new());
+    }
+    let files: Vec<&str> = previous.outputs.keys().map(String::as_str).collect();
+    publish::link_tree(out_dir, spare_dir, &files)?;
+    // What could not be linked is missing from the listing, so it is written.
+    Ok(previous.outputs.clone())
+}
+
+/// The `/`-separated paths of every file under `dir` (names only, nothing `stat`ed; none when
+/// it does not exist).
+fn names(dir: &Path) -> Result<Vec<String>, EmitError> {
+    Ok(write::list_files(dir)
+        .map_err(|e| EmitError::Io {
+            path: dir.display().to_string(),
+            message: e.to_string(),
+        })?
+        .into_iter()
+        .map(|l| l.path)
+        .collect())
+}
+
+/// Hard-links the foreign files of `out/` into the spare (those already there stay).
+fn carry(out_dir: &Path, spare_dir: &Path, carried: &BTreeSet<String>) {
+    for p in carried {
+        let to = spare_dir.join(p);
+        if std::fs::symlink_metadata(&to).is_ok() {
+            continue;
+        }
+        if let Some(dir) = to.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        // A foreign file that cannot be linked (another file system, gone) is copied; one
+        // that cannot be read either is lost from the new generation only — it stays in the
+        // spare, never deleted by skillc.
+        if std::fs::hard_link(out_dir.join(p), &to).is_err() {
+            let _ = std::fs::copy(out_dir.join(p), &to);
+        }
+    }
+}
+
+/// The record of the new `out/`: the spare's files still planned, updated with what was
+/// written.
+fn next_outputs(
+    mut spare: BTreeMap<String, OutputState>,
+    plan: &Plan<'_>,
+    writes: &Writes<'_, '_>,
+    written: &HashMap<&str, Written>,
+) -> BTreeMap<String, OutputState> {
+    spare.retain(|path, _| plan.contains_key(path));
+    spare.extend(tree::written_states(writes, written));
+    spare
+}
