@@ -240,17 +240,25 @@ impl Router {
                 f
             })
             .collect();
-        let mut ids: HashMap<String, u32> = HashMap::new();
-        let mut raw: Vec<Vec<(u32, f64)>> = Vec::new();
-        let mut concept: Vec<bool> = Vec::new();
+        // Feature ids in the order of the features' names, not of the executors: every sum
+        // below runs in id order, so a score does not depend on which executors came first
+        // (floating-point addition is not associative).
+        let names: BTreeSet<&String> = features.iter().flat_map(|f| f.keys()).collect();
+        let ids: HashMap<String, u32> = names
+            .iter()
+            .enumerate()
+            .map(|(i, k)| ((*k).clone(), u32::try_from(i).unwrap_or(u32::MAX)))
+            .collect();
+        let concept: Vec<bool> = names
+            .iter()
+            .map(|k| !k.starts_with("t:") && !k.starts_with("p:"))
+            .collect();
+        let mut raw: Vec<Vec<(u32, f64)>> = vec![Vec::new(); names.len()];
         for (e, f) in features.iter().enumerate() {
             for (k, w) in f {
-                let id = *ids.entry(k.clone()).or_insert_with(|| {
-                    raw.push(Vec::new());
-                    concept.push(!k.starts_with("t:") && !k.starts_with("p:"));
-                    u32::try_from(raw.len() - 1).unwrap_or(u32::MAX)
-                });
-                raw[id as usize].push((u32::try_from(e).unwrap_or(u32::MAX), *w));
+                if let Some(id) = ids.get(k) {
+                    raw[*id as usize].push((u32::try_from(e).unwrap_or(u32::MAX), *w));
+                }
             }
         }
         let n = docs.len().max(1) as f64;

@@ -506,6 +506,7 @@ fn readme_github_actions_job_runs_on_a_fixture_repository() {
             .current_dir(repo)
             .env("PATH", path_with_skillc())
             .env("NO_COLOR", "1")
+            .env("XDG_STATE_HOME", crate::common::state_home())
             .env_remove("SKILLC_SIGNING_KEY")
             .output()
             .expect("sh");

@@ -45,6 +45,13 @@ impl Run {
     }
 }
 
+/// The `XDG_STATE_HOME` every `skillc` this test process runs gets (one folder per test
+/// process, under cargo's target tmp dir), so `verify`'s pins and rollback floors are never
+/// read from or written to the user's own `~/.local/state`.
+pub fn state_home() -> std::path::PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("state-{}", std::process::id()))
+}
+
 /// Runs `skillc ARGS` in `cwd` with a clean colour environment.
 pub fn skillc<I, S>(cwd: &Path, args: I) -> Run
 where
@@ -56,6 +63,7 @@ where
         .current_dir(cwd)
         .env_remove("CLICOLOR_FORCE")
         .env("NO_COLOR", "1")
+        .env("XDG_STATE_HOME", state_home())
         .output()
         .unwrap_or_else(|e| panic!("cannot run {SKILLC}: {e}"));
     Run::from_output(out)
@@ -70,7 +78,8 @@ pub fn skillc_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
         .env("NO_COLOR", "1")
         .env_remove("CLICOLOR_FORCE")
         .env_remove("SKILLC_SIGNING_KEY")
-        .env_remove("SOURCE_DATE_EPOCH");
+        .env_remove("SOURCE_DATE_EPOCH")
+        .env("XDG_STATE_HOME", state_home());
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -108,8 +117,39 @@ pub fn insta_settings() -> insta::Settings {
     s
 }
 
+/// A test that cannot run on this machine (its data or tool is missing): under CI (`CI` set)
+/// a failure, so that CI never passes a test that did not test; elsewhere a line on the
+/// terminal saying the test was skipped and why. The line is written to standard error
+/// directly, past the test harness's output capture, so that `cargo test` shows it.
+pub fn skip(why: &str) {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{test}: {why}; under CI every test must run"
+    );
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "note: {test}: SKIPPED: {why}");
+}
+
+/// The Python interpreter wrappers run with (`python3`), when it runs; else `None` after
+/// [`skip`].
+pub fn python3() -> Option<String> {
+    let ok = Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        Some("python3".to_owned())
+    } else {
+        skip("python3 is not installed");
+        None
+    }
+}
+
 /// The corpus: `$SKILLC_CORPUS`, else `$SKILLC_SHARED/corpus`, else `<repo>/../shared/corpus`.
-/// `None` (with a note) when absent; a failure when `$SKILLC_REQUIRE_CORPUS` is set.
+/// `None` (after [`skip`]: a failure under CI) when absent; a failure when
+/// `$SKILLC_REQUIRE_CORPUS` is set.
 pub fn corpus() -> Option<PathBuf> {
     let candidates = match (std::env::var_os("SKILLC_CORPUS"), std::env::var_os("SKILLC_SHARED")) {
         (Some(p), _) => vec![PathBuf::from(p)],
@@ -125,7 +165,9 @@ pub fn corpus() -> Option<PathBuf> {
             std::env::var_os("SKILLC_REQUIRE_CORPUS").is_none(),
             "SKILLC_REQUIRE_CORPUS is set but no corpus was found at {candidates:?}"
         );
-        eprintln!("note: corpus not found at {candidates:?} (set SKILLC_CORPUS); test skipped");
+        skip(&format!(
+            "the corpus was not found at {candidates:?} (set SKILLC_CORPUS)"
+        ));
     }
     found
 }

@@ -7,8 +7,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
-use super::Sink;
 use super::tree::{self, Plan, Writes, Written};
+use super::{Event, Sink};
 use crate::build::store::{OutputState, State};
 use crate::emit::write::{self, EmitError};
 use crate::emit::{self, publish};
@@ -64,6 +64,10 @@ pub(super) fn publish<'p, 'a>(
     }
     if changes.write.is_empty() && changes.remove.is_empty() {
         // `out/` is already this catalog: nothing to write, nothing to switch.
+        sink(Event::Stage {
+            stage: "write",
+            total: 0,
+        });
         return Ok(Published {
             changes,
             outputs: previous.outputs.clone(),
@@ -98,6 +102,11 @@ pub(super) fn publish<'p, 'a>(
         }
     }
     writes.foreign.clear();
+    // Counts what this build writes (into the spare), not the whole tree.
+    sink(Event::Stage {
+        stage: "write",
+        total: writes.write.len(),
+    });
     let written = tree::write_out(&spare_dir, &writes, skip, sink)?;
     carry(out_dir, &spare_dir, &carried);
     publish::publish(&spare_dir, out_dir)?;
