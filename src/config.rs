@@ -21,6 +21,18 @@ pub const DEFAULT_IMPORT_MAX_AGE_DAYS: u32 = 7;
 /// Longest accepted import cache age, in days (10 years).
 pub const MAX_IMPORT_MAX_AGE_DAYS: u32 = 3_650;
 
+/// Default of `[import] max_repository_bytes` (64 MiB: twice what a zip import may expand to).
+pub const DEFAULT_IMPORT_MAX_REPOSITORY_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Default of `[import] max_repository_files`.
+pub const DEFAULT_IMPORT_MAX_REPOSITORY_FILES: usize = 20_000;
+
+/// Default of `[import] timeout_seconds` (five minutes).
+pub const DEFAULT_IMPORT_TIMEOUT_SECONDS: u64 = 300;
+
+/// Longest accepted `[import] timeout_seconds` (one day).
+pub const MAX_IMPORT_TIMEOUT_SECONDS: u64 = 86_400;
+
 /// File name of the configuration, at the project root.
 pub const FILE_NAME: &str = "pipeline.toml";
 
@@ -51,11 +63,23 @@ pub struct Config {
     /// `[import] max_age_days`: cached remote sources older than this are fetched again
     /// (default 7; 0 always fetches).
     pub import_max_age_days: u32,
+    /// `[import] max_repository_bytes`: most bytes a git import may fetch or check out
+    /// (default 64 MiB).
+    pub import_max_repository_bytes: u64,
+    /// `[import] max_repository_files`: most files the commit of a git import may hold
+    /// (default 20000).
+    pub import_max_repository_files: usize,
+    /// `[import] timeout_seconds`: the longest a git import's fetch may take (default 300).
+    pub import_timeout_seconds: u64,
     /// `[check]`: the codes `skillc check` does not report, everywhere or under some paths.
     pub check: crate::suppress::CheckConfig,
     /// `[scan] baseline`: the scan baseline file, relative to the root (default
     /// `skillc-scan-baseline.json` when it exists).
     pub scan_baseline: Option<PathBuf>,
+    /// `[verify] keys`: the public key files `skillc verify` accepts a catalog from, relative
+    /// to the root (the consumer's pinned signers; several during a key rotation). Empty: no
+    /// key is configured (verify falls back to trust on first use).
+    pub verify_keys: Vec<PathBuf>,
 }
 
 impl Default for Config {
@@ -72,8 +96,12 @@ impl Default for Config {
             limits: Limits::default(),
             vocabulary_explicit: false,
             import_max_age_days: DEFAULT_IMPORT_MAX_AGE_DAYS,
+            import_max_repository_bytes: DEFAULT_IMPORT_MAX_REPOSITORY_BYTES,
+            import_max_repository_files: DEFAULT_IMPORT_MAX_REPOSITORY_FILES,
+            import_timeout_seconds: DEFAULT_IMPORT_TIMEOUT_SECONDS,
             check: crate::suppress::CheckConfig::default(),
             scan_baseline: None,
+            verify_keys: Vec::new(),
         }
     }
 }
@@ -88,6 +116,7 @@ struct File {
     limits: Option<LimitsSection>,
     import: Option<ImportSection>,
     check: Option<CheckSection>,
+    verify: Option<VerifySection>,
     /// `[curator]`: parsed with its own diagnostics by `curate::config::parse`.
     #[serde(rename = "curator")]
     _curator: Option<serde::de::IgnoredAny>,
@@ -109,8 +138,17 @@ struct OverrideSection {
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
+struct VerifySection {
+    keys: Option<Vec<toml::Spanned<String>>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 struct ImportSection {
     max_age_days: Option<toml::Spanned<i64>>,
+    max_repository_bytes: Option<toml::Spanned<i64>>,
+    max_repository_files: Option<toml::Spanned<i64>>,
+    timeout_seconds: Option<toml::Spanned<i64>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -237,18 +275,56 @@ pub fn parse(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
     if let Some(l) = parsed.limits {
         limits(&src, l, &mut cfg, &mut diags);
     }
-    if let Some(d) = parsed.import.and_then(|i| i.max_age_days) {
-        match u32::try_from(*d.get_ref()) {
-            Ok(v) if v <= MAX_IMPORT_MAX_AGE_DAYS => cfg.import_max_age_days = v,
-            _ => diags.push(Diagnostic::new(
+    if let Some(i) = parsed.import {
+        import_section(i, &src, &mut cfg, &mut diags);
+    }
+    for k in parsed.verify.and_then(|v| v.keys).unwrap_or_default() {
+        if k.get_ref().trim().is_empty() {
+            diags.push(Diagnostic::new(
                 &rules::CF001,
                 file,
-                src.span(d.span()),
-                "`max_age_days` must be a number of days between 0 (always fetch) and 3650",
-            )),
+                src.span(k.span()),
+                "a `[verify] keys` entry is the path of a public key file (`skillc.pub`)",
+            ));
+        } else {
+            cfg.verify_keys.push(PathBuf::from(k.into_inner()));
         }
     }
     (cfg, diags)
+}
+
+/// `[import]`: the cache's age and the bounds of a git fetch.
+fn import_section(i: ImportSection, src: &Source<'_>, cfg: &mut Config, diags: &mut Vec<Diagnostic>) {
+    let mut bad = |v: &toml::Spanned<i64>, message: &str| {
+        diags.push(Diagnostic::new(&rules::CF001, src.file, src.span(v.span()), message));
+    };
+    if let Some(d) = i.max_age_days {
+        match u32::try_from(*d.get_ref()) {
+            Ok(v) if v <= MAX_IMPORT_MAX_AGE_DAYS => cfg.import_max_age_days = v,
+            _ => bad(
+                &d,
+                "`max_age_days` must be a number of days between 0 (always fetch) and 3650",
+            ),
+        }
+    }
+    if let Some(b) = i.max_repository_bytes {
+        match u64::try_from(*b.get_ref()) {
+            Ok(v) if v > 0 => cfg.import_max_repository_bytes = v,
+            _ => bad(&b, "`max_repository_bytes` must be a positive number of bytes"),
+        }
+    }
+    if let Some(f) = i.max_repository_files {
+        match usize::try_from(*f.get_ref()) {
+            Ok(v) if v > 0 => cfg.import_max_repository_files = v,
+            _ => bad(&f, "`max_repository_files` must be a positive number of files"),
+        }
+    }
+    if let Some(t) = i.timeout_seconds {
+        match u64::try_from(*t.get_ref()) {
+            Ok(v) if (1..=MAX_IMPORT_TIMEOUT_SECONDS).contains(&v) => cfg.import_timeout_seconds = v,
+            _ => bad(&t, "`timeout_seconds` must be a number of seconds between 1 and 86400"),
+        }
+    }
 }
 
 /// `[admission]`: levels skipped (never L1), thresholds between 0 and 1, the verifier.
@@ -429,5 +505,53 @@ mod tests {
         assert_eq!(cfg.import_max_age_days, 7);
         let (_, d) = parse("p", "[import]\nmax_age = 3\n");
         assert_eq!(d[0].rule.code, "CF002");
+    }
+
+    /// Issue 18, item 1: `[verify] keys`, the consumer's pinned signers.
+    #[test]
+    fn verify_keys() {
+        let (cfg, d) = parse("p", "[verify]\nkeys = [\"keys/2027.pub\", \"keys/2026.pub\"]\n");
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(
+            cfg.verify_keys,
+            [PathBuf::from("keys/2027.pub"), PathBuf::from("keys/2026.pub")]
+        );
+        let (_, d) = parse("p", "[verify]\nkeys = [\"\"]\n");
+        assert_eq!((d[0].rule.code, d[0].span.start.line), ("CF001", 2));
+        let (_, d) = parse("p", "[verify]\nkey = \"x\"\n");
+        assert_eq!(d[0].rule.code, "CF002");
+    }
+
+    /// Issue 18, item 4: the git import bounds, with their defaults and their checks.
+    #[test]
+    fn import_git_bounds() {
+        let d = Config::default();
+        assert_eq!(
+            (
+                d.import_max_repository_bytes,
+                d.import_max_repository_files,
+                d.import_timeout_seconds
+            ),
+            (64 * 1024 * 1024, 20_000, 300)
+        );
+        let (cfg, d) = parse(
+            "p",
+            "[import]\nmax_repository_bytes = 10\nmax_repository_files = 2\ntimeout_seconds = 5\n",
+        );
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(
+            (
+                cfg.import_max_repository_bytes,
+                cfg.import_max_repository_files,
+                cfg.import_timeout_seconds
+            ),
+            (10, 2, 5)
+        );
+        let (_, d) = parse(
+            "p",
+            "[import]\nmax_repository_bytes = 0\nmax_repository_files = -1\ntimeout_seconds = 0\n",
+        );
+        let lines: Vec<(&str, u32)> = d.iter().map(|d| (d.rule.code, d.span.start.line)).collect();
+        assert_eq!(lines, [("CF001", 2), ("CF001", 3), ("CF001", 4)]);
     }
 }

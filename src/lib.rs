@@ -37,6 +37,7 @@ mod sign;
 mod skill;
 mod suppress;
 mod translate;
+mod trust;
 mod util;
 mod verify;
 mod vocab;

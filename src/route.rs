@@ -228,17 +228,25 @@ impl Router {
                 f
             })
             .collect();
-        let mut ids: HashMap<String, u32> = HashMap::new();
-        let mut raw: Vec<Vec<(u32, f64)>> = Vec::new();
-        let mut concept: Vec<bool> = Vec::new();
+        // Feature ids in the order of the features' names, not of the executors: every sum
+        // below runs in id order, so a score does not depend on which executors came first
+        // (floating-point addition is not associative).
+        let names: BTreeSet<&String> = features.iter().flat_map(|f| f.keys()).collect();
+        let ids: HashMap<String, u32> = names
+            .iter()
+            .enumerate()
+            .map(|(i, k)| ((*k).clone(), u32::try_from(i).unwrap_or(u32::MAX)))
+            .collect();
+        let concept: Vec<bool> = names
+            .iter()
+            .map(|k| !k.starts_with("t:") && !k.starts_with("p:"))
+            .collect();
+        let mut raw: Vec<Vec<(u32, f64)>> = vec![Vec::new(); names.len()];
         for (e, f) in features.iter().enumerate() {
             for (k, w) in f {
-                let id = *ids.entry(k.clone()).or_insert_with(|| {
-                    raw.push(Vec::new());
-                    concept.push(!k.starts_with("t:") && !k.starts_with("p:"));
-                    u32::try_from(raw.len() - 1).unwrap_or(u32::MAX)
-                });
-                raw[id as usize].push((u32::try_from(e).unwrap_or(u32::MAX), *w));
+                if let Some(id) = ids.get(k) {
+                    raw[*id as usize].push((u32::try_from(e).unwrap_or(u32::MAX), *w));
+                }
             }
         }
         let n = docs.len().max(1) as f64;
@@ -423,51 +431,52 @@ mod tests {
 
     fn router() -> Router {
         let v = vocab::parse(vocab::DEFAULT_PATH, vocab::DEFAULT_TEXT).vocabulary;
-        Router::new(
-            &[
-                doc(
-                    "list_files_drive",
-                    "list",
-                    "files",
-                    &[],
-                    "drive",
-                    &["list files (Drive)", "elenca file (Drive)"],
-                ),
-                doc(
-                    "list_files_xlsx_drive",
-                    "list",
-                    "files",
-                    &["xlsx"],
-                    "drive",
-                    &["list files spreadsheet (Drive)"],
-                ),
-                doc(
-                    "delete_files_drive",
-                    "delete",
-                    "files",
-                    &[],
-                    "drive",
-                    &["delete files (Drive)", "elimina file (Drive)"],
-                ),
-                doc(
-                    "list_files_dropbox",
-                    "list",
-                    "files",
-                    &[],
-                    "dropbox",
-                    &["list files (Dropbox)"],
-                ),
-                doc(
-                    "send_messages_slack",
-                    "send",
-                    "messages",
-                    &[],
-                    "slack",
-                    &["Post a message to a channel."],
-                ),
-            ],
-            &v,
-        )
+        Router::new(&docs(), &v)
+    }
+
+    fn docs() -> Vec<Doc> {
+        vec![
+            doc(
+                "list_files_drive",
+                "list",
+                "files",
+                &[],
+                "drive",
+                &["list files (Drive)", "elenca file (Drive)"],
+            ),
+            doc(
+                "list_files_xlsx_drive",
+                "list",
+                "files",
+                &["xlsx"],
+                "drive",
+                &["list files spreadsheet (Drive)"],
+            ),
+            doc(
+                "delete_files_drive",
+                "delete",
+                "files",
+                &[],
+                "drive",
+                &["delete files (Drive)", "elimina file (Drive)"],
+            ),
+            doc(
+                "list_files_dropbox",
+                "list",
+                "files",
+                &[],
+                "dropbox",
+                &["list files (Dropbox)"],
+            ),
+            doc(
+                "send_messages_slack",
+                "send",
+                "messages",
+                &[],
+                "slack",
+                &["Post a message to a channel."],
+            ),
+        ]
     }
 
     #[test]
@@ -506,7 +515,43 @@ mod tests {
         assert_eq!(r.routes_to("list files", 0), Err(Some("list_files_dropbox".into())));
         assert_eq!(r.routes_to("list files", 3), Err(Some("list_files_drive".into())));
         assert_eq!(r.routes_to("weather", 0), Err(None));
-        // The ranking is deterministic.
-        assert_eq!(r.rank("files"), r.rank("files"));
+    }
+
+    /// The ranking is a function of the executors, not of their order or of a hash seed: a
+    /// router built from the same documents reversed (feature ids numbered otherwise, new
+    /// `HashMap` seeds) ranks every request the same, scores bit for bit, and ties go by name.
+    /// (Issue 18, item 16: this test used to compare one ranking with itself.)
+    #[test]
+    fn the_ranking_does_not_depend_on_the_order_of_the_executors() {
+        let v = vocab::parse(vocab::DEFAULT_PATH, vocab::DEFAULT_TEXT).vocabulary;
+        let forward = router();
+        let mut reversed_docs = docs();
+        reversed_docs.reverse();
+        let reversed = Router::new(&reversed_docs, &v);
+        for request in [
+            "files",
+            "list files",
+            "delete drive files",
+            "send a message",
+            "elenca i file",
+        ] {
+            let a: Vec<(String, u64)> = forward
+                .rank(request)
+                .into_iter()
+                .map(|r| (r.name, r.score.to_bits()))
+                .collect();
+            let b: Vec<(String, u64)> = reversed
+                .rank(request)
+                .into_iter()
+                .map(|r| (r.name, r.score.to_bits()))
+                .collect();
+            assert!(!a.is_empty(), "{request}");
+            assert_eq!(a, b, "{request}");
+            assert!(
+                a.windows(2)
+                    .all(|w| f64::from_bits(w[0].1) > f64::from_bits(w[1].1) || (w[0].1 == w[1].1 && w[0].0 < w[1].0)),
+                "{request}: {a:?}"
+            );
+        }
     }
 }

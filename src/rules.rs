@@ -100,11 +100,13 @@ rules! {
     SK034 "field-type" Error "A standard field has the wrong YAML type.";
     SK035 "metadata-not-string" Warning "A `metadata` value that is not a string.";
     SK036 "allowed-tools-syntax" Warning "An `allowed-tools` entry that is not `Tool` or `Tool(pattern)`.";
+    SK037 "yaml-tab-comment" Warning "A tab before `#` ends a frontmatter value as a comment, which PyYAML refuses (an error under `--strict`).";
     SK040 "skill-md-too-large" Error "SKILL.md is larger than the configured limit.";
     SK041 "support-file-too-large" Error "A support file is larger than the configured limit.";
     SK042 "too-many-files" Error "The skill folder holds more files than the configured limit.";
     SK043 "symlink-escape" Error "A symbolic link in the skill points outside the skill folder.";
     SK044 "unreadable-file" Error "A file of the skill could not be read.";
+    SK045 "control-character-file-name" Error "A file or folder name of the skill holds a newline or another control character.";
     SK050 "gaia-security-tier" Error "`metadata.gaia.security_tier` must be verified, community or experimental.";
     SK051 "gaia-permission-syntax" Error "A GAIA permission must be `<domain>:<level>[:<scope>]` with a known domain and level.";
     SK052 "gaia-permission-ceiling" Error "A GAIA permission exceeds the ceiling of the skill's security tier.";
@@ -147,7 +149,7 @@ rules! {
     EX002 "export-file-skipped" Warning "A file of the skill folder that is not exported.";
     EX003 "export-metadata-collision" Warning "A top-level key that is also a `metadata` key, exported under another name.";
     IM001 "import-source-invalid" Error "An import SOURCE names nothing skillc can import.";
-    IM002 "import-fetch-failed" Error "An import source could not be fetched (git, HTTP, cache).";
+    IM002 "import-fetch-failed" Error "An import source could not be fetched: the network, git, the server or the cache failed.";
     IM003 "import-not-a-skill" Error "An import source holds no usable SKILL.md or skill name.";
     IM004 "import-unsafe-source" Error "An import source holds a path or link that could escape the skill (zip-slip, absolute path, symbolic link).";
     IM005 "import-check-failed" Error "An imported skill is over the limits or does not pass `skillc check`.";
@@ -156,6 +158,8 @@ rules! {
     IM008 "import-tier-reset" Note "An imported skill's GAIA security tier claim was reset to experimental.";
     IM009 "import-lock-drift" Error "`import --locked`: a source's content no longer matches skillc.lock.";
     IM010 "update-local-edits" Error "`skillc update` refuses to replace a skill edited since it was imported (without --force).";
+    IM011 "lock-invalid" Error "`skillc.lock` is not valid TOML, has an unknown key or version, or lists a skill twice.";
+    IM012 "import-source-missing" Error "An import source's repository, ref or URL does not exist (or the server refused it, HTTP 4xx).";
     // The scan rules: severities info…critical.
     SC001 "bidi-control" High "Bidirectional control characters that reorder how text is displayed (Trojan Source).";
     SC002 "invisible-characters" Low "Zero-width and other invisible characters; runs of them can carry a hidden payload.";
@@ -201,9 +205,13 @@ pub fn scan_rules() -> impl Iterator<Item = &'static Rule> {
 mod tests {
     use super::*;
 
+    /// Codes are unique, each prefix's codes come in ascending order in the table (the order
+    /// of `skillc explain`), and each explanation starts with its code. (Issue 18, item 16:
+    /// this test used to check no order at all.)
     #[test]
     fn codes_are_unique_and_sorted_within_prefix() {
         let mut seen = std::collections::BTreeSet::new();
+        let mut last: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
         for r in ALL {
             assert!(seen.insert(r.code), "duplicate code {}", r.code);
             assert!(
@@ -211,6 +219,10 @@ mod tests {
                 "{} doc must start with its code",
                 r.code
             );
+            let prefix = &r.code[..2];
+            if let Some(before) = last.insert(prefix, r.code) {
+                assert!(before < r.code, "{} comes after {before} in the table", r.code);
+            }
         }
     }
 

@@ -1,5 +1,7 @@
-//! Small pure helpers every layer uses, each written once: hex digests, sorted JSON and TOML
-//! string quoting.
+//! Small pure helpers every layer uses, each written once: hex digests, sorted JSON, TOML
+//! string quoting and relative paths.
+
+use std::path::{Component, Path, PathBuf};
 
 /// Lowercase hex of bytes.
 pub fn hex(bytes: &[u8]) -> String {
@@ -54,6 +56,52 @@ pub fn toml_str(s: &str) -> String {
     toml::Value::String(s.to_owned()).to_string()
 }
 
+/// `path` relative to `base`, lexically, with `..` where `path` is not under `base`
+/// (`/p/x/s` from `/p/q` is `../x/s`). Both are absolute and normalized (canonical paths);
+/// `path` itself when they have no common root (another Windows drive) or when one is
+/// relative. What files recorded in the project (`skillc.lock`, signed manifests) use, so
+/// that they never name a folder of the machine that wrote them.
+pub fn relative_path(path: &Path, base: &Path) -> PathBuf {
+    if !path.is_absolute() || !base.is_absolute() {
+        return path.to_path_buf();
+    }
+    let p: Vec<Component<'_>> = path.components().collect();
+    let b: Vec<Component<'_>> = base.components().collect();
+    // The root (and a Windows prefix) must be the same.
+    let roots = |c: &[Component<'_>]| {
+        c.iter()
+            .take_while(|x| matches!(x, Component::Prefix(_) | Component::RootDir))
+            .count()
+    };
+    if roots(&p) != roots(&b) || p[..roots(&p)] != b[..roots(&b)] {
+        return path.to_path_buf();
+    }
+    let common = p.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = PathBuf::new();
+    for _ in common..b.len() {
+        out.push("..");
+    }
+    for c in &p[common..] {
+        out.push(c.as_os_str());
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
+/// [`relative_path`] as a `/`-separated string (how the project's files record paths).
+pub fn relative_slashed(path: &Path, base: &Path) -> String {
+    let rel = relative_path(path, base);
+    if rel.is_absolute() {
+        return rel.to_string_lossy().into_owned();
+    }
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,5 +134,15 @@ mod tests {
         );
         let v = serde_json::json!({"b": 1, "a": {"d": 2, "c": [{"z": 0, "y": 1}]}});
         assert_eq!(sorted_json_line(&v), r#"{"a":{"c":[{"y":1,"z":0}],"d":2},"b":1}"#);
+    }
+
+    #[test]
+    fn relative_paths_climb_with_dot_dot() {
+        let rel = |p: &str, b: &str| relative_slashed(Path::new(p), Path::new(b));
+        assert_eq!(rel("/p/q/skills/a", "/p/q"), "skills/a");
+        assert_eq!(rel("/p/x/s", "/p/q"), "../x/s");
+        assert_eq!(rel("/elsewhere", "/p/q"), "../../elsewhere");
+        assert_eq!(rel("/p/q", "/p/q"), ".");
+        assert_eq!(rel("relative/x", "/p"), "relative/x");
     }
 }

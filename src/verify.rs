@@ -43,7 +43,7 @@ pub enum Failure {
         /// Its expiry time.
         expires: String,
     },
-    /// The catalog is older than one already accepted for this key.
+    /// The catalog is older than one already accepted for this folder or key.
     Rollback {
         /// This catalog's version.
         version: i64,
@@ -74,7 +74,7 @@ impl fmt::Display for Failure {
             Failure::Rollback { version, accepted } => {
                 write!(
                     f,
-                    "rollback: catalog_version {version} is lower than {accepted}, already accepted for this key"
+                    "rollback: catalog_version {version} is lower than {accepted}, already accepted for this folder or key"
                 )
             }
             Failure::Malformed { file, why } => write!(f, "malformed: {file}: {why}"),
@@ -234,7 +234,7 @@ pub fn verify(files: &BTreeMap<String, Entry>, key: &PublicKey, opts: &Options) 
     if opts.production && !weak.is_empty() {
         let levels: Vec<String> = weak.iter().map(|(l, n)| format!("{l} ({n} executors)")).collect();
         v.failures.push(Failure::NotProduction(format!(
-            "admission levels not passed: {}; this version of skillc runs L1 and L2 only",
+            "admission levels not passed: {}; build where every level runs (`python3` for L5, the verifier for L6) and none is skipped",
             levels.join(", ")
         )));
     }

@@ -51,14 +51,22 @@ pub struct BuildArgs {
     pub quiet: bool,
 }
 
+/// `path` (absolute, or relative to the project root) relative to the project `root`, with
+/// `..` when outside it: what the build shows and records (`imported_from`) never names a
+/// folder of this machine.
 fn relative_to(path: &Path, root: &Path) -> PathBuf {
-    if path.is_absolute() {
-        path.strip_prefix(root)
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|_| path.to_path_buf())
-    } else {
-        path.to_path_buf()
+    if path.is_relative() && !path.components().any(|c| c == std::path::Component::ParentDir) {
+        return path.to_path_buf();
     }
+    if let Ok(inside) = path.strip_prefix(root)
+        && !inside.components().any(|c| c == std::path::Component::ParentDir)
+    {
+        return inside.to_path_buf();
+    }
+    let abs = root.join(path);
+    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let rel = crate::util::relative_path(&canon(&abs), &canon(root));
+    if rel.is_absolute() { path.to_path_buf() } else { rel }
 }
 
 /// A project ready to build: the session options and the held build lock.
@@ -67,10 +75,45 @@ pub(crate) struct Prepared {
     pub vocab_text: String,
     /// Held for the whole run: one build at a time per project.
     pub _lock: std::fs::File,
-    /// `pipeline.toml`, when the project has one (watched).
-    pub config_file: Option<PathBuf>,
+    /// Files whose change (creation included) restarts a watch: `pipeline.toml`,
+    /// `skillc.lock`, `translations.toml`, and the configured vocabulary file while it does
+    /// not exist.
+    pub config_files: Vec<PathBuf>,
     /// The vocabulary file, when it is not the built-in one (watched).
     pub vocab_file: Option<PathBuf>,
+}
+
+/// No skill in the build's inputs (the folders listed): `SK001`, exit status 1, as `check`,
+/// `scan` and `plan` report a folder without skills.
+#[derive(Debug)]
+pub(crate) struct NoSkills(pub Vec<String>);
+
+impl std::fmt::Display for NoSkills {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "no skill found in {}", self.0.join(", "))
+    }
+}
+
+impl std::error::Error for NoSkills {}
+
+impl NoSkills {
+    /// Prints one `SK001` per folder, as `check` does.
+    pub(crate) fn print(&self, out: &mut Printer) {
+        for folder in &self.0 {
+            let d = crate::diag::Diagnostic::new(
+                &crate::rules::SK001,
+                folder.as_str(),
+                crate::diag::Span::at(crate::diag::Pos::START),
+                "missing SKILL.md: no skill found in this folder",
+            )
+            .help("a skill is a folder with a SKILL.md file; create one, or pass --skills DIR");
+            out.note(&crate::diag::render_human(
+                &d,
+                None,
+                crate::diag::RenderOptions { color: out.color },
+            ));
+        }
+    }
 }
 
 /// Resolves the configuration, checks the folders, takes the lock and finds the key.
@@ -83,7 +126,7 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
     // they are shown relative to the project root, so that outputs do not depend on where
     // the project lives.
     let roots: Vec<PathBuf> = if args.skills.is_empty() {
-        cfg.skills.clone()
+        cfg.skills.iter().map(|p| relative_to(p, root)).collect()
     } else {
         args.skills.iter().map(|p| relative_to(&cwd.join(p), root)).collect()
     };
@@ -104,6 +147,11 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
     skip.sort();
     for r in &roots {
         let dir = root.join(r);
+        // The default root missing from a folder that is no project: no skill at all, as
+        // `check`, `scan` and `plan` say of such a folder (SK001, exit status 1).
+        if !dir.exists() && args.skills.is_empty() && !root.join(crate::config::FILE_NAME).is_file() {
+            return Err(NoSkills(vec![".".into()]).into());
+        }
         anyhow::ensure!(
             dir.exists(),
             "skills folder {} does not exist (set `[pipeline] skills` or pass --skills)",
@@ -146,7 +194,18 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
     }
     let (vpath, vtext) = project::vocabulary_source(&project, args.vocabulary.as_deref())?;
     let vocab_file = (vpath != crate::vocab::DEFAULT_PATH).then(|| PathBuf::from(&vpath));
-    let config_file = Some(root.join(crate::config::FILE_NAME)).filter(|p| p.is_file());
+    // Watched even before they exist: creating one changes the build.
+    let mut config_files = vec![
+        root.join(crate::config::FILE_NAME),
+        root.join(crate::import::lock::FILE_NAME),
+        root.join(project::TRANSLATIONS),
+    ];
+    if vocab_file.is_none()
+        && args.vocabulary.is_none()
+        && let Some(v) = &cfg.vocabulary
+    {
+        config_files.push(root.join(v));
+    }
     Ok(Prepared {
         options: Options {
             root: root.clone(),
@@ -163,7 +222,7 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
             admission: cfg.admission.clone(),
             fail_on: cfg.fail_on,
             // A project's imports (`skillc import`) record their sources as `imported_from`.
-            imported_from: crate::import::lock::read(root)?
+            imported_from: project::read_lock(root, out)?
                 .entries
                 .into_values()
                 .map(|e| (e.name, e.source))
@@ -171,7 +230,7 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
         },
         vocab_text: vtext,
         _lock: lock,
-        config_file,
+        config_files,
         vocab_file,
     })
 }
@@ -189,7 +248,21 @@ pub(crate) fn report_error(e: BuildError, vocab_text: &str, out: &mut Printer) -
 
 pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status> {
     let started = Instant::now();
-    let prepared = prepare(&args.project, out)?;
+    anyhow::ensure!(
+        !(args.format == ReportFormat::Json && args.message_format == MessageFormat::Json),
+        "--format json and --message-format json would both print JSON on standard output: choose one \
+         (--message-format json streams progress events; --format json prints report.json)"
+    );
+    let prepared = match prepare(&args.project, out) {
+        Err(e) => match e.downcast_ref::<NoSkills>() {
+            Some(none) => {
+                none.print(out);
+                return Ok(Status::Failure);
+            }
+            None => return Err(e),
+        },
+        Ok(p) => p,
+    };
     let mut events =
         super::progress::Reporter::new(args.message_format, args.quiet || args.format == ReportFormat::Json);
     events.started(prepared.options.roots.len());
@@ -205,7 +278,20 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
         .build(now, &mut |e| events.event(&e))
         .map_err(|e| report_error(e, &vocab_text, out))?;
     events.finished(&outcome, started.elapsed());
-    finish(args, out, &outcome, &session.options().out_dir, started)
+    let status = finish(args, out, &outcome, &session.options().out_dir, started)?;
+    if outcome.totals.skills == 0 {
+        // The (empty) catalog is written, so that removing every skill removes it from out/;
+        // but a build of nothing is reported as `check` reports it.
+        let roots = session
+            .options()
+            .roots
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect();
+        NoSkills(roots).print(out);
+        return Ok(Status::Failure);
+    }
+    Ok(status)
 }
 
 /// `SOURCE_DATE_EPOCH`, validated: a non-negative number of seconds before year 9000.
@@ -246,8 +332,8 @@ fn finish(
         out.write(&o.report)?;
     } else if args.message_format == MessageFormat::Human {
         if !args.quiet {
-            for (path, reason) in &o.rejected {
-                out.line(&format!("rejected skill {path}: {reason}"))?;
+            for line in rejected_skills(o, |_| true, REJECTED_SKILLS_SHOWN) {
+                out.line(&line)?;
             }
             for line in rejected_plans(&o.report, REJECTED_PLANS_SHOWN) {
                 out.line(&line)?;
@@ -274,7 +360,7 @@ pub(crate) fn summary_line(o: &Outcome, out_dir: &Path, secs: f64) -> String {
     let t = &o.totals;
     let changed = o.added.len() + o.updated.len() + o.removed.len();
     format!(
-        "{} {} {} {}: {}, {} admitted, {} rejected{}; {changed} executors changed, {} files written or removed in {secs:.2} s",
+        "{} {} {} {}: {}, {} admitted, {} rejected{}; {} changed, {} written or removed in {secs:.2} s",
         if o.up_to_date { "up to date:" } else { "built" },
         super::output::count(t.skills, "skill"),
         if o.up_to_date { "in" } else { "into" },
@@ -287,12 +373,75 @@ pub(crate) fn summary_line(o: &Outcome, out_dir: &Path, secs: f64) -> String {
         } else {
             String::new()
         },
-        o.files_written + o.files_removed,
+        super::output::count(changed, "executor"),
+        super::output::count(o.files_written + o.files_removed, "file"),
     )
 }
 
 /// How many rejected plans a human summary lists before pointing at `report.json`.
 const REJECTED_PLANS_SHOWN: usize = 20;
+
+/// How many rejected skills a human summary lists before pointing at `report.json`.
+pub(crate) const REJECTED_SKILLS_SHOWN: usize = 20;
+
+/// Where the diagnostic that rejected each skill is: skill folder → `file:line:column`, read
+/// from the build's report (the first error with the code its reason starts with). Empty when
+/// the build computed no report (up to date).
+pub(crate) fn rejection_sites(o: &Outcome) -> std::collections::HashMap<String, String> {
+    let mut sites = std::collections::HashMap::new();
+    let Ok(report) = serde_json::from_str::<serde_json::Value>(&o.report) else {
+        return sites;
+    };
+    for (path, reason) in &o.rejected {
+        let code = reason.split(':').next().unwrap_or_default();
+        let skill = report["skills"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|s| s["path"].as_str() == Some(path.as_str()));
+        let site = skill
+            .and_then(|s| s["diagnostics"].as_array())
+            .into_iter()
+            .flatten()
+            .find(|d| d["severity"] == "error" && d["code"] == code)
+            .and_then(|d| {
+                Some(format!(
+                    "{}:{}:{}",
+                    d["file"].as_str()?,
+                    d["line"].as_u64()?,
+                    d["column"].as_u64()?
+                ))
+            });
+        if let Some(site) = site {
+            sites.insert(path.clone(), site);
+        }
+    }
+    sites
+}
+
+/// `rejected skill PATH: CODE: reason (at FILE:LINE:COL)` for the rejected skills whose
+/// folder `keep` selects: the first `max`, then a count of the rest.
+pub(crate) fn rejected_skills(o: &Outcome, keep: impl Fn(&str) -> bool, max: usize) -> Vec<String> {
+    let sites = rejection_sites(o);
+    let mut lines: Vec<String> = o
+        .rejected
+        .iter()
+        .filter(|(path, _)| keep(path))
+        .map(|(path, reason)| match sites.get(path) {
+            Some(site) => format!("rejected skill {path}: {reason} (at {site})"),
+            None => format!("rejected skill {path}: {reason}"),
+        })
+        .collect();
+    if lines.len() > max {
+        let more = lines.len() - max;
+        lines.truncate(max);
+        lines.push(format!(
+            "… and {more} more rejected {}",
+            if more == 1 { "skill" } else { "skills" }
+        ));
+    }
+    lines
+}
 
 /// `rejected plan SKILL `SUBCOMMAND` → NAME [CODE at LEVEL]: reason` for the plans of skills
 /// still in the catalog that admission or translation rejected (the first `max`, then a count
@@ -322,7 +471,10 @@ fn rejected_plans(report: &str, max: usize) -> Vec<String> {
     if lines.len() > max {
         let more = lines.len() - max;
         lines.truncate(max);
-        lines.push(format!("… and {more} more rejected plans"));
+        lines.push(format!(
+            "… and {more} more rejected {}",
+            if more == 1 { "plan" } else { "plans" }
+        ));
     }
     lines
 }
@@ -350,7 +502,7 @@ mod tests {
             rejected_plans(&report, 1),
             [
                 "rejected plan a `x list` → list_x_a [AD004 at L3]: overlaps",
-                "… and 1 more rejected plans"
+                "… and 1 more rejected plan"
             ]
         );
         assert!(rejected_plans("", 20).is_empty());

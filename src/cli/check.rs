@@ -288,10 +288,13 @@ pub(crate) fn skill_md_text(db: &Db, skill: SkillSource) -> Option<(String, Stri
 }
 
 fn summary_line(s: &check::Summary, args: &CheckArgs) -> String {
-    let noun = if s.skills == 1 { "skill" } else { "skills" };
+    use super::output::count;
     let mut line = format!(
-        "checked {} {noun}: {} ok, {} warnings, {} errors",
-        s.skills, s.ok, s.warnings, s.errors
+        "checked {}: {} ok, {}, {}",
+        count(s.skills, "skill"),
+        s.ok,
+        count(s.warnings, "warning"),
+        count(s.errors, "error")
     );
     if s.fixable > 0 && !args.fix {
         let strict = if args.strict { " --strict" } else { "" };

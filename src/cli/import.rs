@@ -22,7 +22,8 @@ use crate::import::{self, Options, Outcome, fetch, spec};
   https://host/…/SKILL.md    one SKILL.md over HTTP(S)\n  \
   agentskills.io/AUTHOR/SKILL  the repository https://github.com/AUTHOR/SKILL\n\n\
 Remote sources are cached in $XDG_CACHE_HOME/skillc (else ~/.cache/skillc) for `[import] max_age_days` (7).\n\
-Exit status: 0 every source imported or skipped, 1 a source failed (or drifted with --locked), 2 the command could not run.")]
+Exit status: 0 every source imported or skipped, 1 a source failed (or drifted with --locked), 2 the command could not run\n\
+or a source could not be fetched for want of the network, git or the cache (IM002).")]
 pub struct ImportArgs {
     /// Where to import from (see the forms below).
     #[arg(value_name = "SOURCE", required_unless_present = "locked", conflicts_with = "locked")]
@@ -94,10 +95,13 @@ pub(crate) fn run(args: &ImportArgs, out: &mut Printer) -> anyhow::Result<Status
     }
     let options = options_for(&project, into.clone(), args.refresh)?;
     let outcomes = if args.locked {
-        import::import_locked(&options)?
+        import::import_locked(&options)
     } else {
-        import::import(&args.sources, &options)?
-    };
+        import::import(&args.sources, &options)
+    }
+    .map_err(|e| match e {
+        import::ImportError::Lock(e) => project::lock_error(e, out),
+    })?;
     record_created(&project.root, &outcomes, out);
     let count = |s: import::Status| outcomes.iter().filter(|o| o.status == s).count();
     let (imported, skipped, failed) = (
@@ -136,7 +140,18 @@ pub(crate) fn run(args: &ImportArgs, out: &mut Printer) -> anyhow::Result<Status
         }
     }
     out.flush()?;
-    Ok(if failed > 0 { Status::Failure } else { Status::Success })
+    // A source that could not be fetched (no network, git missing, the cache unwritable) is
+    // the machine failing, not the input: exit 2, as for any IO error (README, "Exit status").
+    let io_failed = outcomes
+        .iter()
+        .any(|o| o.status == import::Status::Failed && o.code == Some(crate::rules::IM002.code));
+    Ok(if io_failed {
+        Status::Error
+    } else if failed > 0 {
+        Status::Failure
+    } else {
+        Status::Success
+    })
 }
 
 /// The import settings of `project` writing into `into` (shared with `serve` and `update`).
@@ -169,10 +184,7 @@ pub(crate) fn options_for(project: &project::Project, into: PathBuf, refresh: bo
     let into_recorded = (!same(&into, &default_into)).then(|| {
         let abs = std::fs::canonicalize(&into).unwrap_or_else(|_| into.clone());
         let root = std::fs::canonicalize(&project.root).unwrap_or_else(|_| project.root.clone());
-        match abs.strip_prefix(&root) {
-            Ok(rel) => rel.to_string_lossy().replace('\\', "/"),
-            Err(_) => abs.to_string_lossy().into_owned(),
-        }
+        crate::util::relative_slashed(&abs, &root)
     });
     let options = Options {
         into: into.clone(),
@@ -181,6 +193,11 @@ pub(crate) fn options_for(project: &project::Project, into: PathBuf, refresh: bo
         limits: project.config.limits,
         fail_on: project.config.fail_on,
         cache,
+        git_bounds: fetch::Bounds {
+            max_bytes: project.config.import_max_repository_bytes,
+            max_files: project.config.import_max_repository_files,
+            timeout: std::time::Duration::from_secs(project.config.import_timeout_seconds),
+        },
         agentskills_base: std::env::var("SKILLC_AGENTSKILLS_BASE")
             .ok()
             .filter(|b| !b.is_empty())

@@ -149,6 +149,23 @@ pub(crate) fn signing_key(
         configured.display()
     );
     let key = generate()?;
-    write_pair(configured, &key)?;
+    let public = write_pair(configured, &key)?;
+    // Marked, so that `verify --production` knows it even when copied out of `.skillc/`.
+    write_atomic(&public, development_public(&key).as_bytes(), Some(0o644))?;
     Ok((key, KeySource::Created(configured.to_path_buf())))
+}
+
+/// The untrusted comment that marks the public key of a development key (`verify
+/// --production` refuses such a key).
+pub(crate) const DEVELOPMENT_MARK: &str = "skillc development key";
+
+/// The public key file of a development key: minisign's layout, with [`DEVELOPMENT_MARK`] in
+/// its comment.
+fn development_public(key: &SecretKey) -> String {
+    let public = key.public();
+    let line = crate::trust::key_line(&public);
+    format!(
+        "untrusted comment: {DEVELOPMENT_MARK} {} (made by skillc build; not for releases)\n{line}\n",
+        public.key_id_hex()
+    )
 }

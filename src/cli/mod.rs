@@ -18,6 +18,7 @@ mod keys;
 mod manage;
 mod migrate;
 mod output;
+mod pin;
 mod plan;
 mod progress;
 mod project;

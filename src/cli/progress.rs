@@ -25,6 +25,11 @@ pub(crate) struct Reporter {
     format: MessageFormat,
     quiet: bool,
     bar: Option<indicatif::ProgressBar>,
+    /// Whether this build shows a bar, decided once at its first stage (`analyze`: enough
+    /// skills, a terminal, not quiet), so that every stage of one build is shown or none.
+    show: Option<bool>,
+    /// The current stage: its name, items done and total (what the bar shows).
+    stage: Option<(&'static str, usize, usize)>,
 }
 
 impl Reporter {
@@ -34,7 +39,15 @@ impl Reporter {
             format,
             quiet,
             bar: None,
+            show: None,
+            stage: None,
         }
+    }
+
+    /// The current stage as `(name, done, total)`.
+    #[cfg(test)]
+    fn position(&self) -> Option<(&'static str, usize, usize)> {
+        self.stage
     }
 
     /// Prints one JSON event line (JSON mode only).
@@ -56,10 +69,12 @@ impl Reporter {
         match e {
             Event::Stage { stage, total } => {
                 self.json(&events::Event::Stage { stage, total: *total });
-                if self.format == MessageFormat::Human && !self.quiet && std::io::stderr().is_terminal() {
-                    if *stage == "analyze" && *total < BAR_MIN_SKILLS {
-                        return;
-                    }
+                self.stage = Some((*stage, 0, *total));
+                let wanted = self.format == MessageFormat::Human && !self.quiet && *total >= BAR_MIN_SKILLS;
+                let show = *self
+                    .show
+                    .get_or_insert_with(|| wanted && std::io::stderr().is_terminal());
+                if show {
                     let bar = self.bar.get_or_insert_with(|| {
                         let b = indicatif::ProgressBar::new(0);
                         b.set_style(
@@ -79,12 +94,21 @@ impl Reporter {
                 }
             }
             Event::Progress { n } => {
-                if let Some(b) = &self.bar {
-                    b.inc(*n as u64);
+                if let Some((_, done, total)) = &mut self.stage {
+                    // Never past the stage's total, whatever a stage reports.
+                    let step = (*n).min(total.saturating_sub(*done));
+                    *done += step;
+                    if let Some(b) = &self.bar {
+                        b.inc(step as u64);
+                    }
                 }
             }
             Event::SkillRejected { path, reason } => {
-                self.json(&events::Event::SkillRejected { path, message: reason });
+                self.json(&events::Event::SkillRejected {
+                    path,
+                    message: reason,
+                    at: None,
+                });
             }
             Event::Executor { name, change } => {
                 self.json(&events::Event::Executor { name, change });
@@ -97,6 +121,8 @@ impl Reporter {
         if let Some(b) = self.bar.take() {
             b.finish_and_clear();
         }
+        self.show = None;
+        self.stage = None;
         self.json(&events::Event::BuildFinished(finished(o, elapsed)));
     }
 }
@@ -119,5 +145,33 @@ pub(crate) fn finished(o: &Outcome, elapsed: Duration) -> Finished {
         files_removed: o.files_removed,
         manifests_signed: o.manifests_signed,
         duration_ms: elapsed.as_secs_f64() * 1000.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 18, item 14: the count of a stage starts at 0 and ends at its total, whatever
+    /// was counted in the stage before (`sign 2448/695`).
+    #[test]
+    fn each_stage_counts_from_zero_to_its_total() {
+        let mut r = Reporter::new(MessageFormat::Human, true);
+        r.event(&Event::Stage {
+            stage: "analyze",
+            total: 3,
+        });
+        r.event(&Event::Progress { n: 2 });
+        assert_eq!(r.position(), Some(("analyze", 2, 3)));
+        r.event(&Event::Progress { n: 2 });
+        assert_eq!(r.position(), Some(("analyze", 3, 3)));
+        r.event(&Event::Stage {
+            stage: "sign",
+            total: 2,
+        });
+        assert_eq!(r.position(), Some(("sign", 0, 2)));
+        r.event(&Event::Progress { n: 1 });
+        r.event(&Event::Progress { n: 1 });
+        assert_eq!(r.position(), Some(("sign", 2, 2)));
     }
 }

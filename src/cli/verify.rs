@@ -1,31 +1,46 @@
-//! `skillc verify`: what a consuming runtime runs before it trusts a catalog.
+//! `skillc verify`: what a consuming runtime runs before it trusts a catalog. The signer's key
+//! is pinned (`cli::pin`, `crate::trust`; README, "Security model"), never taken from the
+//! folder being verified.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::messages;
-use anyhow::Context as _;
 
-use super::{Printer, ReportFormat, Status};
-use crate::emit::{self, write};
-use crate::verify::{self, Options};
+use super::project::Project;
+use super::{Printer, ReportFormat, Status, pin};
+use crate::emit;
+use crate::sign::PublicKey;
+use crate::trust;
+use crate::verify::{self, Entry, Options};
 
 /// Arguments of `skillc verify`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Whose key: --key FILE, else the project's `[verify] keys`, else the key recorded for the \
+catalog's folder the first time it was verified (said loudly; another key there is refused, naming both). \
+--production accepts only --key or `[verify] keys`. README, \"Security model\"."
+)]
 pub struct VerifyArgs {
-    /// The catalog folder (default `out`).
-    #[arg(default_value = "out")]
-    pub out: PathBuf,
-    /// Public key to trust (default: the folder's `skillc.pub`). Pass the key you expect:
-    /// a `skillc.pub` inside the folder only proves the catalog is self-consistent.
+    /// The catalog folder (default: the project's `[pipeline] out`, i.e. `out` at the root of
+    /// the project around the current folder).
+    pub out: Option<PathBuf>,
+    /// The signer's public key, as given to you out of band: the catalog must be signed by it
+    /// (default: the project's `[verify] keys`, else the key pinned for this folder on first
+    /// use). A `skillc.pub` inside the folder only proves the folder is self-consistent.
     #[arg(long, value_name = "FILE")]
     pub key: Option<PathBuf>,
-    /// File remembering the last accepted `catalog_version` per key, for rollback protection
-    /// (default: `$XDG_STATE_HOME/skillc/verify-state.json`, else
-    /// `~/.local/state/skillc/verify-state.json`).
+    /// Move this folder's first-use pin to the key with this id (a key rotation, checked out
+    /// of band): the catalog must verify with that key; the rollback floor carries over.
+    #[arg(long, value_name = "KEY_ID")]
+    pub accept_key: Option<String>,
+    /// File remembering the key pinned for each catalog folder and the newest
+    /// `catalog_version` accepted per folder and per key, for rollback protection (default:
+    /// `$XDG_STATE_HOME/skillc/verify-state.json`, else `~/.local/state/skillc/verify-state.json`).
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
-    /// Also refuse skipped or not-run admission levels.
+    /// A release check: only a key given with --key or configured in `[verify] keys` (never a
+    /// first-use pin, the folder's own key or a development key), and no skipped or not-run
+    /// admission level.
     #[arg(long)]
     pub production: bool,
     /// Output format.
@@ -33,58 +48,147 @@ pub struct VerifyArgs {
     pub format: ReportFormat,
 }
 
-fn default_state() -> PathBuf {
-    let base = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
-        .unwrap_or_else(|| PathBuf::from("."));
-    base.join("skillc").join("verify-state.json")
+/// The catalog folder: the one given (relative to the current folder), else the `[pipeline]
+/// out` of the project around the current folder; without a `pipeline.toml`, the nearest
+/// folder upwards whose `out/` holds a built catalog.
+fn out_dir(given: Option<&Path>, project: &Project, cwd: &Path) -> PathBuf {
+    if let Some(p) = given {
+        return cwd.join(p);
+    }
+    let configured = project.root.join(&project.config.out);
+    if project.root.join(crate::config::FILE_NAME).is_file() || configured.join(emit::CATALOG).is_file() {
+        return configured;
+    }
+    cwd.ancestors()
+        .map(|d| d.join(&project.config.out))
+        .find(|o| o.join(emit::CATALOG).is_file())
+        .unwrap_or(configured)
+}
+
+/// The folder as shown: relative to the current folder when inside it.
+fn shown(out: &Path, cwd: &Path) -> String {
+    match out.strip_prefix(cwd) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+        _ => out.display().to_string(),
+    }
 }
 
 pub(crate) fn run(args: &VerifyArgs, out: &mut Printer) -> anyhow::Result<Status> {
+    let cwd = std::env::current_dir()?;
+    let project = super::project::load(&cwd, out)?;
+    let dir = out_dir(args.out.as_deref(), &project, &cwd);
+    let shown = shown(&dir, &cwd);
     anyhow::ensure!(
-        args.out.is_dir(),
-        "{}: no such folder (build a catalog with `skillc build`)",
-        args.out.display()
+        dir.is_dir(),
+        "{shown}: no such folder (build a catalog with `skillc build`, or name its folder)"
     );
     anyhow::ensure!(
-        args.out.join(emit::CATALOG).is_file(),
-        "{} is not a catalog (it has no catalog.toml); build one with `skillc build`",
-        args.out.display()
+        dir.join(emit::CATALOG).is_file(),
+        "{shown} is not a catalog (it has no catalog.toml); build one with `skillc build`"
     );
     // The same reading as the catalog commands and `serve`: no link followed, sizes capped.
-    let (files, _) = crate::catalog::read::read_tree(&args.out)?;
-    let key_path = args.key.clone().unwrap_or_else(|| args.out.join(emit::PUBLIC_KEY));
-    let key = crate::catalog::read::read_key(&key_path)?;
-    let state_path = args.state.clone().unwrap_or_else(default_state);
-    // A damaged state must not silently switch rollback protection off.
-    let mut state: BTreeMap<String, i64> = match std::fs::read(&state_path) {
-        Err(_) => BTreeMap::new(),
-        Ok(b) => serde_json::from_slice(&b).with_context(|| {
-            format!(
-                "{} is damaged; refusing to verify without rollback protection (repair or remove it)",
-                state_path.display()
-            )
-        })?,
+    let (files, _) = crate::catalog::read::read_tree(&dir)?;
+    let anchor = pin::anchor(args.key.as_deref(), &dir, &project)?;
+    let state_path = args.state.clone().unwrap_or_else(pin::default_state);
+    let mut state = pin::read_state(&state_path)?;
+    let location = pin::location(&dir);
+    // Who the folder says signed it; whether to believe it is the anchor's call.
+    let signer = match files.get(emit::PUBLIC_KEY) {
+        Some(Entry::Bytes(b)) => PublicKey::from_file(&String::from_utf8_lossy(b)).ok(),
+        _ => None,
+    };
+    let ask = trust::Ask {
+        accept: args.accept_key.as_deref(),
+        production: args.production,
+    };
+    let decided = match (&signer, &anchor) {
+        (Some(signer), _) => state.decide((&location, &shown), signer, &anchor, &ask).map(Some),
+        // No readable skillc.pub: verify against the key given, which names what is missing.
+        (None, trust::Anchor::Given(c)) if !args.production || !(c.in_folder || c.development) => {
+            Ok(Some(trust::Trusted {
+                key: c.key.clone(),
+                how: trust::How::Given,
+                replaces: None,
+                floor: state.keys.get(&c.key.key_id_hex()).copied(),
+            }))
+        }
+        (None, _) => Ok(None),
+    };
+    let trusted = match decided {
+        Err(refusal) => return refused(args, out, &refusal),
+        Ok(None) => anyhow::bail!(
+            "{shown} has no readable {}: name the signer's public key with --key",
+            emit::PUBLIC_KEY
+        ),
+        Ok(Some(t)) => t,
     };
     let opts = Options {
         now: jiff::Timestamp::now().as_second(),
-        accepted: state.get(&key.key_id_hex()).copied(),
+        accepted: trusted.floor,
         production: args.production,
     };
-    let result = verify::verify(&files, &key, &opts);
+    let result = verify::verify(&files, &trusted.key, &opts);
     let ok = result.failures.is_empty();
     if ok && let Some(v) = result.catalog_version {
-        let entry = state.entry(key.key_id_hex()).or_insert(v);
-        *entry = (*entry).max(v);
-        write::write_atomic(
-            &state_path,
-            serde_json::to_string_pretty(&state)?.as_bytes(),
-            Some(0o644),
-        )
-        .with_context(|| format!("recording the accepted version in {}", state_path.display()))?;
+        state.record(&location, &trusted, v);
+        pin::write_state(&state_path, &state)?;
+        announce(out, &trusted, &shown, &state_path);
     }
+    report(args, out, &result, &trusted, &shown, &state_path)?;
+    Ok(if ok { Status::Success } else { Status::Failure })
+}
+
+/// Says, loudly, that a key was pinned on first use, or that a pin moved.
+fn announce(out: &mut Printer, t: &trust::Trusted, shown: &str, state: &Path) {
+    let id = t.key.key_id_hex();
+    match t.how {
+        trust::How::FirstUse => out.note(&format!(
+            "warning: trusting key {id} for {shown} on first use (recorded in {}); a catalog there signed by another key will be refused",
+            state.display()
+        )),
+        trust::How::Accepted => out.note(&format!(
+            "note: {shown} is now pinned to key {id}, replacing key {} (recorded in {})",
+            t.replaces.as_deref().unwrap_or("?"),
+            state.display()
+        )),
+        _ => {}
+    }
+}
+
+/// A catalog whose signer is not trusted: nothing else is checked, nothing recorded.
+fn refused(args: &VerifyArgs, out: &mut Printer, r: &trust::Refusal) -> anyhow::Result<Status> {
+    match args.format {
+        ReportFormat::Json => {
+            let report = messages::verify::Report {
+                schema: messages::verify::SCHEMA,
+                ok: false,
+                catalog_version: None,
+                expires: None,
+                key_id: None,
+                executors: 0,
+                trusted: None,
+                failures: vec![messages::verify::Failure {
+                    kind: r.kind(),
+                    message: r.to_string(),
+                }],
+            };
+            out.line(&serde_json::to_string_pretty(&report)?)?;
+        }
+        ReportFormat::Human => out.line(&format!("error: {r}"))?,
+    }
+    out.flush()?;
+    Ok(Status::Failure)
+}
+
+fn report(
+    args: &VerifyArgs,
+    out: &mut Printer,
+    result: &verify::Verification,
+    trusted: &trust::Trusted,
+    shown: &str,
+    state_path: &Path,
+) -> anyhow::Result<()> {
+    let ok = result.failures.is_empty();
     match args.format {
         ReportFormat::Json => {
             let report = messages::verify::Report {
@@ -92,8 +196,9 @@ pub(crate) fn run(args: &VerifyArgs, out: &mut Printer) -> anyhow::Result<Status
                 ok,
                 catalog_version: result.catalog_version,
                 expires: result.expires.as_deref(),
-                key_id: &result.key_id,
+                key_id: Some(&result.key_id),
                 executors: result.executors,
+                trusted: Some(trusted.how.as_str()),
                 failures: result
                     .failures
                     .iter()
@@ -115,28 +220,38 @@ pub(crate) fn run(args: &VerifyArgs, out: &mut Printer) -> anyhow::Result<Status
                 .any(|f| matches!(f, verify::Failure::Rollback { .. }))
             {
                 out.line(&format!(
-                    "note: {} remembers the newest catalog accepted for each key; pass another --state (or remove the key's entry) to accept an older catalog on purpose",
+                    "note: {} remembers the newest catalog accepted for each folder and key; pass another --state (or remove the entry) to accept an older catalog on purpose",
                     state_path.display()
                 ))?;
             }
             if ok {
                 out.line(&format!(
-                    "verified {}: {} executors, catalog version {}, expires {}, key {}",
-                    args.out.display(),
-                    result.executors,
+                    "verified {shown}: {}, catalog version {}, expires {}, key {} ({})",
+                    super::output::count(result.executors, "executor"),
                     result.catalog_version.unwrap_or_default(),
                     result.expires.as_deref().unwrap_or("?"),
-                    result.key_id
+                    result.key_id,
+                    trusted_how(trusted.how)
                 ))?;
             } else {
                 out.line(&format!(
-                    "verification of {} failed: {}",
-                    args.out.display(),
+                    "verification of {shown} failed: {}",
                     super::output::count(result.failures.len(), "problem")
                 ))?;
             }
         }
     }
     out.flush()?;
-    Ok(if ok { Status::Success } else { Status::Failure })
+    Ok(())
+}
+
+/// How the key was trusted, in words.
+fn trusted_how(how: trust::How) -> &'static str {
+    match how {
+        trust::How::Given => "given with --key",
+        trust::How::Configured => "configured in [verify] keys",
+        trust::How::Pinned => "pinned on first use",
+        trust::How::FirstUse => "trusted on first use",
+        trust::How::Accepted => "accepted with --accept-key",
+    }
 }

@@ -49,15 +49,7 @@ fn start(
     let o = &prepared.options;
     let targets = Targets {
         roots: o.roots.iter().map(|r| o.root.join(r)).collect(),
-        config: prepared
-            .config_file
-            .iter()
-            .cloned()
-            .chain([
-                o.root.join(crate::import::lock::FILE_NAME),
-                o.root.join(super::project::TRANSLATIONS),
-            ])
-            .collect(),
+        config: prepared.config_files.clone(),
         vocabulary: prepared.vocab_file.clone(),
         ignore: vec![o.out_dir.clone(), o.state_dir.clone()],
     };
@@ -280,10 +272,16 @@ fn report(
 ) -> anyhow::Result<()> {
     let latency = since.map(|s| s.elapsed());
     if args.message_format == MessageFormat::Json {
-        // Why each changed skill is rejected, as `build` says it (the human lines below).
+        // Why each changed skill is rejected, as `build` says it (the human lines below), and
+        // where: the `file:line:column` of the diagnostic that rejected it.
+        let sites = super::build::rejection_sites(o);
         for (path, reason) in &o.rejected {
             if what.iter().any(|w| w == path) {
-                reporter.json(&Event::SkillRejected { path, message: reason });
+                reporter.json(&Event::SkillRejected {
+                    path,
+                    message: reason,
+                    at: sites.get(path).map(String::as_str),
+                });
             }
         }
         reporter.json(&Event::RebuildFinished {
@@ -295,27 +293,31 @@ fn report(
         return Ok(());
     }
     if !args.quiet {
-        for (path, reason) in &o.rejected {
-            if what.iter().any(|w| w == path) {
-                out.line(&format!("rejected skill {path}: {reason}"))?;
-            }
+        let changed = |path: &str| what.iter().any(|w| w == path);
+        for line in super::build::rejected_skills(o, changed, super::build::REJECTED_SKILLS_SHOWN) {
+            out.line(&line)?;
         }
     }
     let shown: Vec<&str> = what.iter().take(3).map(String::as_str).collect();
     let more = what.len().saturating_sub(3);
     let t = &o.totals;
+    use super::output::count;
     out.line(&format!(
-        "{}{}: executors +{} ~{} -{}; {} skills, {} admitted, {} rejected ({} skills rejected); {} files written or removed in {} ms{}",
+        "{}{}: executors +{} ~{} -{}; {}, {} admitted, {} rejected ({} rejected); {} written or removed in {} ms{}",
         shown.join(", "),
-        if more > 0 { format!(" and {more} more") } else { String::new() },
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        },
         o.added.len(),
         o.updated.len(),
         o.removed.len(),
-        t.skills,
+        count(t.skills, "skill"),
         t.admitted,
         t.rejected,
-        t.skills_rejected,
-        o.files_written + o.files_removed,
+        count(t.skills_rejected, "skill"),
+        count(o.files_written + o.files_removed, "file"),
         took.as_millis(),
         match latency {
             Some(l) => format!(" ({} ms since the change)", l.as_millis()),

@@ -10,11 +10,15 @@ Prints one JSON object. Exit status: 0 the command succeeded, 1 it failed, 2 inv
 arguments, 3 an input is needed ("decision": "needs_inputs"), 4 the command cannot be
 started, 5 it timed out. Standard library only.
 """
+import sys
+
+# Never write bytecode into the signed catalog (the wrapper's folder, the skill's scripts).
+sys.dont_write_bytecode = True
+
 import json
 import os
 import shutil
 import subprocess
-import sys
 
 CONTRACT = json.loads(
 @@CONTRACT@@
@@ -29,8 +33,12 @@ TYPES = {
     "object": (dict,),
 }
 
+# Deeper JSON than this is refused before Python's recursion limit is reached.
+MAX_DEPTH = 64
+
 TOOL_RUNNER = (
     "import json, sys\n"
+    "sys.dont_write_bytecode = True\n"
     "sys.path.insert(0, sys.argv[1])\n"
     "module = __import__(sys.argv[2])\n"
     "result = getattr(module, sys.argv[3])(**json.loads(sys.argv[4]))\n"
@@ -57,6 +65,74 @@ def type_name(value):
         if isinstance(value, TYPES[name]):
             return name
     return type(value).__name__
+
+
+def reject_constant(name):
+    raise ValueError("%s is not a JSON number" % name)
+
+
+def parse_arguments(raw):
+    """The arguments as a JSON object, or (None, why) for anything a command must not get."""
+    if "\0" in raw:
+        return None, "arguments must not contain a NUL byte"
+    depth = 0
+    in_string = False
+    escaped = False
+    for ch in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return None, "arguments are nested deeper than %d levels" % MAX_DEPTH
+        elif ch in "]}":
+            depth -= 1
+    try:
+        args = json.loads(raw, parse_constant=reject_constant) if raw.strip() else {}
+    except (ValueError, RecursionError) as e:
+        return None, "arguments are not valid JSON: %s" % e
+    problem = unsafe_text(args)
+    if problem:
+        return None, problem
+    return args, None
+
+
+def unsafe_text(value):
+    """Why a string in `value` cannot be passed to a command (a NUL, a lone surrogate)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, str):
+            if "\0" in v:
+                return "arguments must not contain a NUL character"
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                return "arguments must be valid Unicode (a lone surrogate is not)"
+    return None
+
+
+def read_raw(argv):
+    """The JSON text: the argument, else standard input (bytes that must be UTF-8)."""
+    if len(argv) == 2:
+        return argv[1], None
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as e:
+        return None, "arguments are not valid UTF-8: %s" % e
 
 
 def validate(args):
@@ -110,7 +186,7 @@ def command_line(args):
     root = skill_dir()
     if cmd["kind"] == "tool":
         module = os.path.splitext(os.path.basename(cmd["program"]))[0]
-        return [sys.executable, "-c", TOOL_RUNNER, root, module, cmd["function"], json.dumps(args)]
+        return [sys.executable, "-B", "-c", TOOL_RUNNER, root, module, cmd["function"], json.dumps(args)]
     if cmd["kind"] == "binary":
         exe = shutil.which(cmd["program"])
         if exe is None:
@@ -160,11 +236,11 @@ def main(argv):
         return 0
     if len(argv) > 2:
         return emit({"ok": False, "error": "expected one JSON object argument (or JSON on standard input)"}, 2)
-    raw = argv[1] if len(argv) == 2 else sys.stdin.read()
-    try:
-        args = json.loads(raw) if raw.strip() else {}
-    except ValueError as e:
-        return emit({"ok": False, "error": "arguments are not valid JSON: %s" % e}, 2)
+    raw, problem = read_raw(argv)
+    if problem is None:
+        args, problem = parse_arguments(raw)
+    if problem:
+        return emit({"ok": False, "error": problem}, 2)
     problem = validate(args) or option_like(args)
     if problem:
         return emit({"ok": False, "error": problem}, 2)
@@ -183,8 +259,10 @@ def main(argv):
         command = command_line(args)
     except LookupError as e:
         return emit({"ok": False, "error": str(e)}, 4)
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     try:
-        done = subprocess.run(command, capture_output=True, text=True, cwd=skill_dir(),
+        done = subprocess.run(command, capture_output=True, encoding="utf-8", errors="replace",
+                              cwd=skill_dir(), env=env,
                               stdin=subprocess.DEVNULL, timeout=CONTRACT["timeout_seconds"])
     except subprocess.TimeoutExpired:
         return emit({"ok": False, "error": "timed out after %d s" % CONTRACT["timeout_seconds"]}, 5)
@@ -192,7 +270,7 @@ def main(argv):
         return emit({"ok": False, "error": "cannot run `%s`: %s" % (command[0], e)}, 4)
     try:
         result = json.loads(done.stdout) if done.stdout.strip() else None
-    except ValueError:
+    except (ValueError, RecursionError):
         result = None
     return emit({
         "ok": done.returncode == 0,
@@ -204,4 +282,8 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        STATUS = main(sys.argv)
+    except Exception as e:  # A wrapper answers in JSON whatever happens: never a traceback.
+        STATUS = emit({"ok": False, "error": "the wrapper failed: %s: %s" % (type(e).__name__, e)}, 4)
+    sys.exit(STATUS)

@@ -1,6 +1,8 @@
 //! Fetching a source and reading it into memory under the limits: a local folder, SKILL.md
-//! or zip, a git repository (the `git` CLI, shallow), a raw URL or a remote zip (through the
-//! download cache).
+//! or zip, a git repository (the `git` CLI, shallow, bounded in bytes, files and time; a
+//! sub-path confined to the checkout), a raw URL or a remote zip (through the download
+//! cache). Every path is checked on the way: symbolic links, file names with control
+//! characters and the size and count limits refuse a source before anything is written.
 
 use super::*;
 
@@ -22,7 +24,6 @@ pub(super) fn acquire(source: &str, options: &Options, locked: bool) -> Result<A
         c.refresh |= locked;
         Ok(c)
     };
-    let fetch_err = |e: fetch::FetchError| (&rules::IM002, e.0);
     match spec {
         Spec::Local(p) => {
             let p = if locked && p.is_relative() {
@@ -32,7 +33,12 @@ pub(super) fn acquire(source: &str, options: &Options, locked: bool) -> Result<A
             };
             local(&p, limits, zip_limits)
         }
-        Spec::Git { url, reference, path } => git(&cache()?, &url, reference.as_deref(), &path, limits),
+        Spec::Git { url, reference, path } => git(
+            &cache()?,
+            (&url, reference.as_deref(), &path),
+            options.git_bounds,
+            limits,
+        ),
         Spec::AgentSkills { author, skill } => {
             let Spec::Git { url, reference, path } =
                 spec::agentskills_repository(&options.agentskills_base, &author, &skill)
@@ -42,12 +48,17 @@ pub(super) fn acquire(source: &str, options: &Options, locked: bool) -> Result<A
                     "agentskills.io address did not resolve to a repository".into(),
                 ));
             };
-            let mut a = git(&cache()?, &url, reference.as_deref(), &path, limits)?;
+            let mut a = git(
+                &cache()?,
+                (&url, reference.as_deref(), &path),
+                options.git_bounds,
+                limits,
+            )?;
             a.resolved = a.resolved.map(|c| format!("{url}@{c}"));
             Ok(a)
         }
         Spec::Raw(url) => {
-            let f = fetch::http(&cache()?, &url, limits.skill_md_bytes).map_err(fetch_err)?;
+            let f = fetch::http(&cache()?, &url, limits.skill_md_bytes).map_err(fetch_failure)?;
             let bytes =
                 std::fs::read(&f.path).map_err(|e| (&rules::IM002, format!("cache {}: {e}", f.path.display())))?;
             Ok(Acquired {
@@ -59,7 +70,7 @@ pub(super) fn acquire(source: &str, options: &Options, locked: bool) -> Result<A
             })
         }
         Spec::RemoteZip(url) => {
-            let f = fetch::http(&cache()?, &url, archive::MAX_TOTAL_BYTES).map_err(fetch_err)?;
+            let f = fetch::http(&cache()?, &url, archive::MAX_TOTAL_BYTES).map_err(fetch_failure)?;
             let bytes =
                 std::fs::read(&f.path).map_err(|e| (&rules::IM002, format!("cache {}: {e}", f.path.display())))?;
             let x = archive::read_skill(&bytes, zip_limits).map_err(|e| (&rules::IM004, e.to_string()))?;
@@ -74,13 +85,27 @@ pub(super) fn acquire(source: &str, options: &Options, locked: bool) -> Result<A
     }
 }
 
-fn git(cache: &Cache, url: &str, reference: Option<&str>, path: &str, limits: Limits) -> Result<Acquired, Failure> {
-    let f = fetch::git(cache, url, reference).map_err(|e| (&rules::IM002, e.0))?;
-    let dir = if path.is_empty() {
-        f.path.clone()
-    } else {
-        f.path.join(path)
+/// The rule of a failed fetch: `IM002` when the machine failed (network, git, cache: exit
+/// status 2), `IM012` when the source does not exist, `IM005` when it is over the bounds.
+fn fetch_failure(e: fetch::FetchError) -> Failure {
+    let rule = match e.kind {
+        fetch::FetchKind::Io => &rules::IM002,
+        fetch::FetchKind::Missing => &rules::IM012,
+        fetch::FetchKind::TooLarge => &rules::IM005,
     };
+    (rule, e.message)
+}
+
+/// A git source `(url, reference, sub-path)`: fetched within `bounds`, its sub-path confined
+/// to the checkout, read under `limits`.
+fn git(
+    cache: &Cache,
+    (url, reference, path): (&str, Option<&str>, &str),
+    bounds: fetch::Bounds,
+    limits: Limits,
+) -> Result<Acquired, Failure> {
+    let f = fetch::git(cache, url, reference, bounds).map_err(fetch_failure)?;
+    let dir = confined(&f.path, path)?;
     if !dir.is_dir() {
         return Err((
             &rules::IM003,
@@ -106,6 +131,42 @@ fn git(cache: &Cache, url: &str, reference: Option<&str>, path: &str, limits: Li
         cache: Some(f.cache),
         lone: false,
     })
+}
+
+/// The folder `sub` (a `/`-separated path without `..`, [`spec`]) inside the checkout
+/// `checkout`, every component resolved: a symbolic link anywhere on the way that leads out
+/// of the checkout refuses the source (`IM004`), whether it names a folder outside or climbs
+/// with `..`. A link that stays inside is followed, as git would show it.
+fn confined(checkout: &Path, sub: &str) -> Result<PathBuf, Failure> {
+    if sub.is_empty() {
+        return Ok(checkout.to_path_buf());
+    }
+    let root =
+        std::fs::canonicalize(checkout).map_err(|e| (&rules::IM002, format!("cache {}: {e}", checkout.display())))?;
+    let mut at = root.clone();
+    for (i, part) in sub.split('/').enumerate() {
+        let next = at.join(part);
+        match std::fs::symlink_metadata(&next) {
+            // A missing component: the caller says the folder does not exist.
+            Err(_) => return Ok(root.join(sub)),
+            Ok(m) if m.file_type().is_symlink() => {
+                let resolved = std::fs::canonicalize(&next).ok().filter(|r| r.starts_with(&root));
+                let Some(resolved) = resolved else {
+                    let shown: Vec<&str> = sub.split('/').take(i + 1).collect();
+                    return Err((
+                        &rules::IM004,
+                        format!(
+                            "`{}` in the repository is a symbolic link leading out of it; imports never follow links out of a checkout",
+                            shown.join("/")
+                        ),
+                    ));
+                };
+                at = resolved;
+            }
+            Ok(_) => at = next,
+        }
+    }
+    Ok(at)
 }
 
 fn local(p: &Path, limits: Limits, zip_limits: archive::ArchiveLimits) -> Result<Acquired, Failure> {
@@ -201,6 +262,16 @@ pub(super) fn read_dir(dir: &Path, limits: Limits) -> Result<Files, Failure> {
             .map(|c| c.as_os_str().to_string_lossy().into_owned())
             .collect::<Vec<_>>()
             .join("/");
+        if crate::skill::control_character(&rel).is_some() {
+            // A name that breaks every listing of the catalog (`SK045`): refused before writing.
+            return Err((
+                &rules::IM004,
+                format!(
+                    "`{}` has a newline or another control character in its name",
+                    rel.escape_debug()
+                ),
+            ));
+        }
         if entry.path_is_symlink() {
             return Err((
                 &rules::IM004,

@@ -38,6 +38,9 @@ pub enum Refusal {
     /// An entry name holds a NUL byte or a backslash.
     #[error("entry `{0}` has a NUL byte or a backslash in its name")]
     BadName(String),
+    /// An entry name holds a newline or another control character (`SK045`).
+    #[error("entry `{0}` has a newline or another control character in its name")]
+    ControlName(String),
     /// A symbolic link entry.
     #[error("entry `{0}` is a symbolic link; archives may hold only files and folders")]
     Symlink(String),
@@ -109,10 +112,13 @@ fn declared_entries(bytes: &[u8]) -> Option<u64> {
 /// empty segments dropped; empty for the root itself).
 ///
 /// # Errors
-/// [`Refusal::BadName`], [`Refusal::Absolute`] or [`Refusal::ZipSlip`].
+/// [`Refusal::BadName`], [`Refusal::ControlName`], [`Refusal::Absolute`] or [`Refusal::ZipSlip`].
 pub fn entry_path(name: &str) -> Result<String, Refusal> {
     if name.contains('\0') || name.contains('\\') {
         return Err(Refusal::BadName(name.escape_debug().to_string()));
+    }
+    if crate::skill::control_character(name).is_some() {
+        return Err(Refusal::ControlName(name.escape_debug().to_string()));
     }
     let b = name.as_bytes();
     if name.starts_with('/') || (b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':') {

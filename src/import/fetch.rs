@@ -15,8 +15,20 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// Seconds a git command may run before it is stopped.
-pub const GIT_TIMEOUT_SECS: u64 = 300;
+/// How much a git fetch may bring in: the bounds HTTP and zip imports have too
+/// (`pipeline.toml` `[import] max_repository_bytes`, `max_repository_files`,
+/// `timeout_seconds`; their defaults are in `config`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    /// Most bytes: of the fetched objects while they arrive, and of the commit's files
+    /// (uncompressed, as `git ls-tree -l` sizes them) before anything is checked out.
+    pub max_bytes: u64,
+    /// Most files (blobs and links) in the commit.
+    pub max_files: usize,
+    /// The whole fetch's time limit.
+    pub timeout: Duration,
+}
+
 /// Seconds an HTTP request may take in total.
 pub const HTTP_TIMEOUT_SECS: u64 = 60;
 /// Seconds to wait for an HTTP connection.
@@ -24,8 +36,60 @@ pub const HTTP_CONNECT_TIMEOUT_SECS: u64 = 10;
 
 /// A fetch that failed, with a message for the user.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct FetchError(pub String);
+#[error("{message}")]
+pub struct FetchError {
+    /// What went wrong.
+    pub message: String,
+    /// Whose fault it is.
+    pub kind: FetchKind,
+}
+
+/// Why a fetch failed: the machine (exit status 2), or the source (exit status 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FetchKind {
+    /// The network, git, a server error or the cache: the source may be fine (`IM002`).
+    Io,
+    /// The repository, ref or URL does not exist, or the server refused it (HTTP 4xx).
+    Missing,
+    /// The source is over the bounds (bytes, files).
+    TooLarge,
+}
+
+impl FetchError {
+    /// A failure of the machine: network, git, cache.
+    pub fn io(message: impl Into<String>) -> FetchError {
+        FetchError {
+            message: message.into(),
+            kind: FetchKind::Io,
+        }
+    }
+
+    /// A source that does not exist.
+    pub fn missing(message: impl Into<String>) -> FetchError {
+        FetchError {
+            message: message.into(),
+            kind: FetchKind::Missing,
+        }
+    }
+
+    /// A source over the bounds.
+    pub fn too_large(message: impl Into<String>) -> FetchError {
+        FetchError {
+            message: message.into(),
+            kind: FetchKind::TooLarge,
+        }
+    }
+}
+
+/// git's messages for a repository or ref that does not exist (not for a network failure).
+const GIT_MISSING: &[&str] = &[
+    "does not appear to be a git repository",
+    "couldn't find remote ref",
+    "not found",
+    "does not exist",
+    "not our ref",
+    "invalid refspec",
+];
 
 /// How the cache is used.
 #[derive(Clone, Debug)]
@@ -108,7 +172,7 @@ fn key_of(parts: &[&str]) -> String {
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> FetchError + '_ {
-    move |e| FetchError(format!("cache {}: {e}", path.display()))
+    move |e| FetchError::io(format!("cache {}: {e}", path.display()))
 }
 
 /// Looks an entry up; `Some` when it is fresh enough to use, else the reason to fetch.
@@ -153,7 +217,7 @@ fn store(
         fetched_at: cache.now,
         resolved: resolved.clone(),
     };
-    let json = serde_json::to_vec_pretty(&meta).map_err(|e| FetchError(e.to_string()))?;
+    let json = serde_json::to_vec_pretty(&meta).map_err(|e| FetchError::io(e.to_string()))?;
     std::fs::write(staging.path().join("entry.json"), json).map_err(io(staging.path()))?;
     // Replace the old entry: move it aside, move the new one in, drop the old one.
     if entry.exists() {
@@ -173,12 +237,13 @@ fn store(
 }
 
 /// A shallow checkout of `url` at `reference` (the remote's `HEAD` when `None`), through the
-/// cache. The checkout has no `.git` folder; the commit is in [`Fetched::resolved`].
+/// cache, within `bounds`. The checkout has no `.git` folder; the commit is in
+/// [`Fetched::resolved`]. A fetch over the bounds leaves nothing in the cache.
 ///
 /// # Errors
-/// [`FetchError`] when git is missing, the repository or ref does not exist, or the cache
-/// cannot be written.
-pub fn git(cache: &Cache, url: &str, reference: Option<&str>) -> Result<Fetched, FetchError> {
+/// [`FetchError`] when git is missing, the repository or ref does not exist, the repository
+/// is over `bounds` (bytes, files or time), or the cache cannot be written.
+pub fn git(cache: &Cache, url: &str, reference: Option<&str>, bounds: Bounds) -> Result<Fetched, FetchError> {
     let entry = cache.dir.join("git").join(key_of(&[url, reference.unwrap_or("")]));
     let how = match lookup(cache, &entry, "tree") {
         Ok(hit) => return Ok(hit),
@@ -189,29 +254,98 @@ pub fn git(cache: &Cache, url: &str, reference: Option<&str>) -> Result<Fetched,
         None => url.to_owned(),
     };
     store(cache, &entry, "tree", &source, how, |tree| {
-        checkout(url, reference, tree).map(Some)
+        checkout(url, reference, tree, bounds).map(Some)
     })
 }
 
-fn checkout(url: &str, reference: Option<&str>, dest: &Path) -> Result<String, FetchError> {
+/// What one git command may use: the time left of the fetch, and the folder whose size is
+/// watched while it runs (with its limit).
+struct Budget<'a> {
+    deadline: Instant,
+    limit: Duration,
+    watch: Option<(&'a Path, u64)>,
+}
+
+fn checkout(url: &str, reference: Option<&str>, dest: &Path, bounds: Bounds) -> Result<String, FetchError> {
     std::fs::create_dir_all(dest).map_err(io(dest))?;
     let dest_str = dest.to_string_lossy().into_owned();
-    run_git(&["init", "-q", &dest_str], None)?;
+    let deadline = Instant::now() + bounds.timeout;
+    let budget = |watch| Budget {
+        deadline,
+        limit: bounds.timeout,
+        watch,
+    };
+    run_git(&["init", "-q", &dest_str], None, &budget(None))?;
     let target = reference.unwrap_or("HEAD");
+    // The objects are counted as they arrive: a huge repository is stopped mid-fetch.
     run_git(
         &["fetch", "-q", "--depth", "1", "--no-tags", "--", url, target],
         Some(dest),
+        &budget(Some((dest, bounds.max_bytes))),
     )
-    .map_err(|e| FetchError(format!("cannot fetch `{target}` from {url}: {}", e.0)))?;
-    run_git(&["checkout", "-q", "--detach", "FETCH_HEAD"], Some(dest))?;
-    let commit = run_git(&["rev-parse", "HEAD"], Some(dest))?.trim().to_owned();
+    .map_err(|e| FetchError {
+        message: format!("cannot fetch `{target}` from {url}: {}", e.message),
+        kind: e.kind,
+    })?;
+    // The commit's files are counted and sized before any is written (a small pack can
+    // expand to a huge file).
+    let listing = run_git(&["ls-tree", "-r", "-l", "-z", "FETCH_HEAD"], Some(dest), &budget(None))?;
+    let (files, bytes) = tree_size(&listing);
+    if files > bounds.max_files {
+        return Err(FetchError::too_large(format!(
+            "the repository holds {files} files; the limit is {} (`[import] max_repository_files`)",
+            bounds.max_files
+        )));
+    }
+    if bytes > bounds.max_bytes {
+        return Err(FetchError::too_large(format!(
+            "the repository's files take {bytes} bytes; the limit is {} (`[import] max_repository_bytes`)",
+            bounds.max_bytes
+        )));
+    }
+    run_git(&["checkout", "-q", "--detach", "FETCH_HEAD"], Some(dest), &budget(None))?;
+    let commit = run_git(&["rev-parse", "HEAD"], Some(dest), &budget(None))?
+        .trim()
+        .to_owned();
     let dot_git = dest.join(".git");
     std::fs::remove_dir_all(&dot_git).map_err(io(&dot_git))?;
     Ok(commit)
 }
 
-/// Runs `git` with hooks, prompts and unsafe transports disabled; returns standard output.
-fn run_git(args: &[&str], dir: Option<&Path>) -> Result<String, FetchError> {
+/// The number of files and their total size in bytes of `git ls-tree -r -l -z` output
+/// (`<mode> <type> <object> <size>\t<path>\0` per entry; a submodule's size is `-` and counts
+/// as a file of no bytes).
+fn tree_size(listing: &str) -> (usize, u64) {
+    let mut files = 0;
+    let mut bytes: u64 = 0;
+    for entry in listing.split('\0').filter(|e| !e.is_empty()) {
+        let meta = entry.split('\t').next().unwrap_or_default();
+        files += 1;
+        let size = meta
+            .split_whitespace()
+            .nth(3)
+            .and_then(|s| s.parse::<u64>().ok())
+            .unwrap_or(0);
+        bytes = bytes.saturating_add(size);
+    }
+    (files, bytes)
+}
+
+/// The bytes of the regular files under `dir` (what a fetch has written so far).
+fn dir_bytes(dir: &Path) -> u64 {
+    walkdir::WalkDir::new(dir)
+        .follow_links(false)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .fold(0, u64::saturating_add)
+}
+
+/// Runs `git` with hooks, prompts and unsafe transports disabled, within `budget`; returns
+/// standard output.
+fn run_git(args: &[&str], dir: Option<&Path>, budget: &Budget<'_>) -> Result<String, FetchError> {
     let mut cmd = Command::new("git");
     cmd.args([
         "-c",
@@ -234,14 +368,20 @@ fn run_git(args: &[&str], dir: Option<&Path>) -> Result<String, FetchError> {
     if let Some(d) = dir {
         cmd.current_dir(d);
     }
+    // Its own process group: a stop ends the helpers git starts (upload-pack, index-pack).
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt as _;
+        cmd.process_group(0);
+    }
     let child = cmd.spawn().map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
-            FetchError("git is not installed (or not on PATH): install git to import from repositories".into())
+            FetchError::io("git is not installed (or not on PATH): install git to import from repositories")
         } else {
-            FetchError(format!("cannot run git: {e}"))
+            FetchError::io(format!("cannot run git: {e}"))
         }
     })?;
-    let output = wait_with_timeout(child, Duration::from_secs(GIT_TIMEOUT_SECS))?;
+    let output = wait_with_timeout(child, budget)?;
     if output.status.success() {
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     } else {
@@ -258,12 +398,36 @@ fn run_git(args: &[&str], dir: Option<&Path>) -> Result<String, FetchError> {
             .strip_prefix("fatal: ")
             .or_else(|| line.strip_prefix("error: "))
             .unwrap_or(line);
-        Err(FetchError(line.to_owned()))
+        if GIT_MISSING.iter().any(|m| line.contains(m)) {
+            Err(FetchError::missing(line))
+        } else {
+            Err(FetchError::io(line))
+        }
     }
 }
 
-fn wait_with_timeout(mut child: std::process::Child, limit: Duration) -> Result<std::process::Output, FetchError> {
-    let started = Instant::now();
+/// Kills `child` and its process group (`kill -KILL -PGID`; the child alone when `kill`
+/// cannot be run). The build's process runner does the same for L5 (`build::exec`).
+fn kill_group(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    {
+        let group = format!("-{}", child.id());
+        let killed = Command::new("kill")
+            .args(["-KILL", "--", &group])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if killed {
+            return;
+        }
+    }
+    let _ = child.kill();
+}
+
+fn wait_with_timeout(mut child: std::process::Child, budget: &Budget<'_>) -> Result<std::process::Output, FetchError> {
+    let mut measured = Instant::now();
     // Drain the pipes on threads so that a chatty git cannot block on a full pipe.
     let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
         std::thread::spawn(move || {
@@ -286,18 +450,47 @@ fn wait_with_timeout(mut child: std::process::Child, limit: Duration) -> Result<
             .take()
             .map(|p| Box::new(p) as Box<dyn std::io::Read + Send>),
     );
+    let stop = |child: &mut std::process::Child, why: FetchError| {
+        kill_group(child);
+        let _ = child.wait();
+        Err(why)
+    };
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break s,
-            Ok(None) if started.elapsed() < limit => std::thread::sleep(Duration::from_millis(20)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(FetchError(format!("git did not finish within {} s", limit.as_secs())));
+            Ok(None) if Instant::now() >= budget.deadline => {
+                let why = FetchError::io(format!(
+                    "git did not finish within {} s (`[import] timeout_seconds`)",
+                    budget.limit.as_secs()
+                ));
+                return stop(&mut child, why);
             }
-            Err(e) => return Err(FetchError(format!("waiting for git: {e}"))),
+            Ok(None) => {
+                if let Some((dir, max)) = budget.watch
+                    && measured.elapsed() >= Duration::from_millis(200)
+                {
+                    measured = Instant::now();
+                    let got = dir_bytes(dir);
+                    if got > max {
+                        let why = FetchError::too_large(format!(
+                            "the repository is larger than {max} bytes (`[import] max_repository_bytes`); fetch stopped at {got} bytes"
+                        ));
+                        return stop(&mut child, why);
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => return Err(FetchError::io(format!("waiting for git: {e}"))),
         }
     };
+    // A fetch that finished between two measures is measured once more.
+    if let Some((dir, max)) = budget.watch
+        && dir_bytes(dir) > max
+    {
+        return Err(FetchError::too_large(format!(
+            "the repository is larger than {max} bytes (`[import] max_repository_bytes`)"
+        )));
+    }
     Ok(std::process::Output {
         status,
         stdout: out.join().unwrap_or_default(),
@@ -331,15 +524,47 @@ fn download(url: &str, max_bytes: u64) -> Result<Vec<u8>, FetchError> {
         .build()
         .into();
     let mut resp = agent.get(url).call().map_err(|e| match e {
-        ureq::Error::StatusCode(code) => FetchError(format!("HTTP {code} from {url}")),
-        other => FetchError(format!("cannot fetch {url}: {other}")),
+        // A 4xx names a source that is not there (or not for us); a 5xx is the server failing.
+        ureq::Error::StatusCode(code) if (400..500).contains(&code) => {
+            FetchError::missing(format!("HTTP {code} from {url}"))
+        }
+        ureq::Error::StatusCode(code) => FetchError::io(format!("HTTP {code} from {url}")),
+        other => FetchError::io(format!("cannot fetch {url}: {other}")),
     })?;
     resp.body_mut()
         .with_config()
         .limit(max_bytes)
         .read_to_vec()
         .map_err(|e| match e {
-            ureq::Error::BodyExceedsLimit(_) => FetchError(format!("{url} is larger than {max_bytes} bytes")),
-            other => FetchError(format!("reading {url}: {other}")),
+            ureq::Error::BodyExceedsLimit(_) => {
+                FetchError::too_large(format!("{url} is larger than {max_bytes} bytes"))
+            }
+            other => FetchError::io(format!("reading {url}: {other}")),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tree_size_counts_blobs_links_and_submodules() {
+        let listing = "100644 blob e69de29bb2d1d6434b8b29ae775ad8c2e48c5391       0\tSKILL.md\0\
+                       100755 blob 0123456789abcdef0123456789abcdef01234567  300000\tassets/a b.txt\0\
+                       120000 blob 89abcdef0123456789abcdef0123456789abcdef      11\tlink\0\
+                       160000 commit 0123456789abcdef0123456789abcdef01234567       -\tsub\0";
+        assert_eq!(tree_size(listing), (4, 300_011));
+        assert_eq!(tree_size(""), (0, 0));
+    }
+
+    #[test]
+    fn git_failures_are_told_apart() {
+        let missing = [
+            "couldn't find remote ref v9",
+            "'/x' does not appear to be a git repository",
+        ];
+        assert!(missing.iter().all(|m| GIT_MISSING.iter().any(|g| m.contains(g))));
+        let io = "unable to access 'https://h/r/': Could not resolve host: h";
+        assert!(!GIT_MISSING.iter().any(|g| io.contains(g)));
+    }
 }

@@ -8,6 +8,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::diag::{Diagnostic, Source, toml_error};
+use crate::rules;
+
 /// File name of the lock file, at the project root.
 pub const FILE_NAME: &str = "skillc.lock";
 
@@ -60,12 +63,14 @@ struct File {
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
     /// The file is not a valid lock file.
-    #[error("{path} is not a valid skillc.lock: {message}")]
+    #[error("{path} is not a valid skillc.lock: {}", .diagnostic.message)]
     Invalid {
         /// The file.
         path: String,
-        /// What is wrong.
-        message: String,
+        /// What is wrong, where (`IM011`, file:line:column).
+        diagnostic: Box<Diagnostic>,
+        /// The file's text, for the diagnostic's snippet.
+        text: String,
     },
     /// Reading or writing failed.
     #[error("{path}: {message}")]
@@ -88,24 +93,53 @@ pub fn render(lock: &Lock) -> String {
     format!("# skillc.lock: written by `skillc import`; do not edit by hand.\n{body}")
 }
 
-/// Parses the text of a lock file.
+/// The lock file as read, with the positions of what [`parse`] checks beyond TOML.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpannedFile {
+    version: toml::Spanned<u32>,
+    #[serde(default)]
+    skill: Vec<toml::Spanned<Entry>>,
+}
+
+/// Parses the text of a lock file shown as `file`.
 ///
 /// # Errors
-/// A message saying what is wrong (TOML syntax, unknown keys, an unsupported version, a name
-/// listed twice).
-pub fn parse(text: &str) -> Result<Lock, String> {
-    let file: File = toml::from_str(text).map_err(|e| e.message().trim().to_owned())?;
-    if file.version != VERSION {
-        return Err(format!(
-            "unsupported version {} (this skillc writes {VERSION})",
-            file.version
+/// An `IM011` diagnostic with the position of what is wrong (TOML syntax, unknown keys, a
+/// value of the wrong type, an unsupported version, a name listed twice).
+pub fn parse(file: &str, text: &str) -> Result<Lock, Box<Diagnostic>> {
+    let src = Source::new(file, text);
+    let parsed: SpannedFile =
+        toml::from_str(text).map_err(|e| Box::new(toml_error(&src, &e, &rules::IM011, &rules::IM011)))?;
+    if *parsed.version.get_ref() != VERSION {
+        return Err(Box::new(
+            Diagnostic::new(
+                &rules::IM011,
+                file,
+                src.span(parsed.version.span()),
+                format!(
+                    "unsupported version {} (this skillc writes {VERSION})",
+                    parsed.version.get_ref()
+                ),
+            )
+            .help("a newer skillc wrote this lock; upgrade skillc"),
         ));
     }
     let mut lock = Lock::default();
-    for e in file.skill {
+    for e in parsed.skill {
+        let span = e.span();
+        let e = e.into_inner();
         let name = e.name.clone();
         if lock.entries.insert(name.clone(), e).is_some() {
-            return Err(format!("skill `{name}` is listed twice"));
+            return Err(Box::new(
+                Diagnostic::new(
+                    &rules::IM011,
+                    file,
+                    src.span(span),
+                    format!("skill `{name}` is listed twice"),
+                )
+                .help("keep one `[[skill]]` table per name"),
+            ));
         }
     }
     Ok(lock)
@@ -135,9 +169,10 @@ pub fn content_sha256<'a>(files: impl IntoIterator<Item = (&'a str, &'a [u8])>) 
 pub fn read(root: &Path) -> Result<Lock, LockError> {
     let path = root.join(FILE_NAME);
     match std::fs::read_to_string(&path) {
-        Ok(text) => parse(&text).map_err(|message| LockError::Invalid {
+        Ok(text) => parse(FILE_NAME, &text).map_err(|diagnostic| LockError::Invalid {
             path: path.display().to_string(),
-            message,
+            diagnostic,
+            text,
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Lock::default()),
         Err(e) => Err(LockError::Io {
@@ -184,18 +219,29 @@ mod tests {
         let text = render(&lock);
         assert!(text.find("alpha").unwrap() < text.find("zeta").unwrap());
         assert!(text.starts_with("# skillc.lock"));
-        assert_eq!(parse(&text).unwrap(), lock);
+        assert_eq!(parse(FILE_NAME, &text).unwrap(), lock);
         assert_eq!(lock.entries["alpha"].source, "file:///r#main:alpha");
     }
 
+    /// Issue 18, item 13: every malformed lock is an `IM011` diagnostic with its line.
     #[test]
-    fn parse_refuses_bad_files() {
-        assert!(parse("version = 2\n").unwrap_err().contains("unsupported version"));
-        assert!(parse("version = 1\nextra = 1\n").is_err());
+    fn parse_refuses_bad_files_with_a_position() {
+        let at = |text: &str| {
+            let d = parse(FILE_NAME, text).unwrap_err();
+            assert_eq!((d.rule.code, d.file.as_str()), ("IM011", FILE_NAME), "{d:?}");
+            (d.span.start.line, d.message)
+        };
+        let (line, m) = at("# c\nversion = 2\n");
+        assert_eq!(line, 2);
+        assert!(m.contains("unsupported version"), "{m}");
+        assert_eq!(at("version = 1\nextra = 1\n").0, 2);
+        assert_eq!(at("version = 1\n[[skill]]\nname = 'a'\nsource = \n").0, 4);
         let twice = "version = 1\n[[skill]]\nname='a'\nsource='s'\nsha256='x'\nimported_at='t'\n\
                      [[skill]]\nname='a'\nsource='s'\nsha256='x'\nimported_at='t'\n";
-        assert!(parse(twice).unwrap_err().contains("twice"));
-        assert_eq!(parse("version = 1\n").unwrap(), Lock::default());
+        let (line, m) = at(twice);
+        assert!(m.contains("twice"), "{m}");
+        assert_eq!(line, 7);
+        assert_eq!(parse(FILE_NAME, "version = 1\n").unwrap(), Lock::default());
     }
 
     #[test]

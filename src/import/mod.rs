@@ -62,6 +62,8 @@ pub struct Options {
     pub fail_on: FindingSeverity,
     /// The download cache; `None` when no cache folder can be found (remote sources fail).
     pub cache: Option<Cache>,
+    /// How much a git fetch may bring in (`pipeline.toml` `[import]`).
+    pub git_bounds: fetch::Bounds,
     /// The base `agentskills.io` addresses resolve against ([`spec::agentskills_repository`]).
     pub agentskills_base: String,
     /// RFC 3339 time recorded in the lock file.
@@ -312,17 +314,15 @@ fn skill_name_of(files: &[(String, Vec<u8>)]) -> Option<String> {
     validate::analyze("SKILL.md", bytes, &ctx).model.name.map(|n| n.value)
 }
 
-/// The source as recorded in the lock file: local paths relative to the project root when
-/// inside it, else absolute; anything else as given.
+/// The source as recorded in the lock file: local paths relative to the project root (with
+/// `..` when outside it: the lock never names a folder of this machine); anything else as
+/// given.
 fn lock_source(source: &str, root: &Path) -> String {
     match spec::parse(source) {
         Ok(Spec::Local(p)) => {
             let abs = std::fs::canonicalize(&p).unwrap_or(p);
             let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-            match abs.strip_prefix(&root) {
-                Ok(rel) => rel.to_string_lossy().replace('\\', "/"),
-                Err(_) => abs.to_string_lossy().into_owned(),
-            }
+            crate::util::relative_slashed(&abs, &root)
         }
         _ => source.trim().to_owned(),
     }

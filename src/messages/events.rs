@@ -32,6 +32,10 @@ pub enum Event<'a> {
         path: &'a str,
         /// `CODE: reason`.
         message: &'a str,
+        /// `file:line:column` of the diagnostic that rejects it (watch only; absent when
+        /// unknown).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        at: Option<&'a str>,
     },
     /// The build finished.
     BuildFinished(Finished),

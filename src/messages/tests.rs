@@ -367,6 +367,7 @@ fn build_and_watch_events() {
         Event::SkillRejected {
             path: "skills/a",
             message: "SK006: …",
+            at: None,
         },
         Event::BuildFinished(Finished::default()),
     ];
@@ -382,6 +383,7 @@ fn build_and_watch_events() {
         Event::SkillRejected {
             path: "skills/a",
             message: "SK006: …",
+            at: Some("skills/a/SKILL.md:2:1"),
         },
         Event::Watching { out: "out".into() },
         Event::RebuildFailed { message: "…" },
@@ -412,8 +414,9 @@ fn verify_report() {
         ok: false,
         catalog_version: Some(1),
         expires: Some("2027-01-01T00:00:00Z"),
-        key_id: "0",
+        key_id: Some("0"),
         executors: 0,
+        trusted: Some("pinned"),
         failures: vec![verify::Failure {
             kind: "missing",
             message: "missing file: catalog.toml".into(),

@@ -16,10 +16,13 @@ pub struct Report<'a> {
     pub catalog_version: Option<i64>,
     /// From the signed catalog.
     pub expires: Option<&'a str>,
-    /// The signer's key id.
-    pub key_id: &'a str,
+    /// The signer's key id (`None` when the signer was refused before anything was checked).
+    pub key_id: Option<&'a str>,
     /// Executors listed in the catalog.
     pub executors: usize,
+    /// How the signer's key was trusted: `given`, `configured`, `pinned`, `first-use` or
+    /// `accepted` (`crate::trust::How`); `None` when it was refused.
+    pub trusted: Option<&'static str>,
     /// Every reason the catalog is refused.
     pub failures: Vec<Failure>,
 }
@@ -28,7 +31,8 @@ pub struct Report<'a> {
 #[derive(Serialize)]
 pub struct Failure {
     /// `missing`, `bad-signature`, `hash-mismatch`, `unlisted`, `expired`, `rollback`,
-    /// `malformed` or `not-production`.
+    /// `malformed` or `not-production`; or why the signer is refused: `untrusted-signer`,
+    /// `production-needs-key`, `in-folder-key`, `development-key` or `accept-mismatch`.
     pub kind: &'static str,
     /// One sentence.
     pub message: String,

@@ -565,7 +565,12 @@ pub fn scan_skill(db: &dyn salsa::Database, skill: SkillSource, settings: Settin
                 .map(intro)
                 .unwrap_or_default(),
         ),
-        allowed_tools: model.allowed_tools.iter().map(ToString::to_string).collect(),
+        allowed_tools: model
+            .allowed_tools
+            .iter()
+            .map(ToString::to_string)
+            .chain(model.allowed_tools_malformed.iter().map(|e| format!("{e} [malformed]")))
+            .collect(),
         limits: settings.limits(db),
     };
     let mut views: Vec<FileView<'_>> = Vec::new();

@@ -98,7 +98,15 @@ pub fn check_skill(db: &dyn salsa::Database, skill: SkillSource, settings: Setti
             .help("remove generated or vendored files from the skill folder, or raise `limits.files_per_skill`"),
         );
     }
+    if let Some(c) = control_character(skill.dir_name(db)) {
+        diags.push(control_name(display, skill.dir_name(db), c, "folder"));
+    }
     for f in files {
+        if let Some(c) = control_character(f.rel_path(db)) {
+            // The path would break every listing it enters: named escaped, on the folder.
+            diags.push(control_name(display, f.rel_path(db), c, "file"));
+            continue;
+        }
         let path = format!("{display}/{}", f.rel_path(db));
         if let Some(d) = file_problem(f.contents(db), &path, limits.support_file_bytes, "support file") {
             diags.push(d);
@@ -111,6 +119,30 @@ pub fn check_skill(db: &dyn salsa::Database, skill: SkillSource, settings: Setti
         name: analysis.model.name.as_ref().map(|n| n.value.clone()),
         diagnostics: all,
     }
+}
+
+/// The first character of a file name that no line-based listing survives: a C0 or C1
+/// control (newline, carriage return, tab, escape, …) or a Unicode line or paragraph separator
+/// (`SK045`). Imports refuse such names too.
+pub fn control_character(name: &str) -> Option<char> {
+    name.chars()
+        .find(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
+}
+
+/// `SK045` for `name` (a path relative to the skill folder, or the folder's own name), reported
+/// on the skill folder `display` with the name escaped.
+fn control_name(display: &str, name: &str, c: char, what: &str) -> Diagnostic {
+    Diagnostic::new(
+        &rules::SK045,
+        display,
+        Span::at(Pos::START),
+        format!(
+            "the {what} name `{}` holds a control character (U+{:04X})",
+            name.escape_debug(),
+            u32::from(c)
+        ),
+    )
+    .help("rename it: a newline or control character in a name breaks the signed catalog's listings")
 }
 
 fn file_problem(contents: &Contents, path: &str, limit: u64, what: &str) -> Option<Diagnostic> {

@@ -35,6 +35,9 @@ pub struct SkillModel {
     pub version: Option<String>,
     /// `allowed-tools`, tokenized. Recorded, never granted.
     pub allowed_tools: Vec<ToolToken>,
+    /// `allowed-tools` entries that are not `Tool` or `Tool(pattern)` (`SK036`), as written:
+    /// kept, so that the scan's record shows a reviewer every request (`Bash(gh:*`).
+    pub allowed_tools_malformed: Vec<String>,
     /// `metadata.gaia`, validated.
     pub gaia: Option<Gaia>,
     /// Binaries the skill declares it runs: OpenClaw `requires.bins` / `requires.anyBins` and

@@ -22,6 +22,32 @@ fn build(case: &str, env: &[(&str, &str)]) -> (tempfile::TempDir, Run) {
     (dir, run)
 }
 
+/// Writes a release key pair (`release.key`, `release.pub`) into `dir`; returns the secret
+/// key's file name. `verify --production` accepts only such an explicit key (issue 18, item 1).
+fn release_key(dir: &Path) -> String {
+    let key = skillc::SecretKey::from_seed([7u8; 32], *b"release!");
+    std::fs::write(dir.join("release.key"), key.to_file()).expect("write key");
+    std::fs::write(dir.join("release.pub"), key.public().to_file()).expect("write pub");
+    "release.key".into()
+}
+
+/// `skillc verify --production` against the release key.
+fn production(dir: &Path) -> Run {
+    skillc_env(
+        dir,
+        &[
+            "verify",
+            "out",
+            "--state",
+            "s.json",
+            "--production",
+            "--key",
+            "release.pub",
+        ],
+        &[],
+    )
+}
+
 /// Every plan of the report: `skill subcommand -> name: status [level code] reason`.
 fn plans(dir: &Path) -> String {
     let report: serde_json::Value =
@@ -92,7 +118,18 @@ fn l5_without_python_is_not_run_and_refused_in_production() {
     assert_eq!(report["admission"]["levels"]["L5"], "not-run");
     let v = skillc_env(dir.path(), &["verify", "out", "--state", "s.json"], &[]);
     assert_eq!(v.code, Some(0), "{}", v.stdout);
-    let prod = skillc_env(dir.path(), &["verify", "out", "--state", "s.json", "--production"], &[]);
+    // Signed with a release key, so that only the levels stand in the way of production.
+    let env = [
+        ("SKILLC_PYTHON", "/nonexistent/python3"),
+        ("SOURCE_DATE_EPOCH", "1800000001"),
+    ];
+    let run = skillc_env(
+        dir.path(),
+        &["build", "--quiet", "--key", &release_key(dir.path())],
+        &env,
+    );
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    let prod = production(dir.path());
     assert_eq!(prod.code, Some(1), "{}", prod.stdout);
     assert!(prod.stdout.contains("not a production catalog"), "{}", prod.stdout);
 }
@@ -136,9 +173,10 @@ fn a_skip_in_pipeline_toml_is_recorded_and_refused_in_production() {
         "[admission]\nskip = [\"L3\", \"L5\"]\n",
     )
     .expect("write");
+    let key = release_key(dir.path());
     let run = skillc_env(
         dir.path(),
-        &["build", "--quiet"],
+        &["build", "--quiet", "--key", &key],
         &[("SOURCE_DATE_EPOCH", "1800000000")],
     );
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
@@ -154,7 +192,7 @@ fn a_skip_in_pipeline_toml_is_recorded_and_refused_in_production() {
         serde_json::from_slice(&std::fs::read(dir.path().join("out/report.json")).expect("report")).expect("json");
     assert_eq!(report["admission"]["skipped"], serde_json::json!(["L3", "L5"]));
     assert_eq!(report["admission"]["levels"]["L3"], "skipped");
-    let prod = skillc_env(dir.path(), &["verify", "out", "--state", "s.json", "--production"], &[]);
+    let prod = production(dir.path());
     assert_eq!(prod.code, Some(1), "{}", prod.stdout);
     assert!(
         prod.stdout

@@ -109,6 +109,25 @@ fn remove_archives_and_refuses_a_pinned_skill() {
     assert_eq!(run(p.path(), &["remove", "../skills"]).code, Some(1));
 }
 
+/// `path` relative to `base` (`../x/y`), as the lock records a local source.
+fn relative_to(path: &std::path::Path, base: &std::path::Path) -> String {
+    let canon = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let (path, base) = (canon(path), canon(base));
+    let common = path
+        .components()
+        .zip(base.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let ups = base.components().count() - common;
+    let mut parts: Vec<String> = vec!["..".into(); ups];
+    parts.extend(
+        path.components()
+            .skip(common)
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    parts.join("/")
+}
+
 #[test]
 fn update_refuses_local_edits_without_force() {
     let p = project();
@@ -136,7 +155,13 @@ fn update_refuses_local_edits_without_force() {
     std::fs::write(src.join("scripts/new.sh"), "echo 2\n").unwrap();
     let updated = run(p.path(), &["update", "--all"]);
     assert_eq!(updated.code, Some(0), "{updated:?}");
-    s.bind(|| insta::assert_snapshot!("catalog_update", redact(&updated.stdout.replace(&source, "[UPSTREAM]"))));
+    // The lock records a local source relative to the project (issue 18, item 5).
+    let relative = relative_to(&src, p.path());
+    let shown = updated
+        .stdout
+        .replace(&source, "[UPSTREAM]")
+        .replace(&relative, "[UPSTREAM]");
+    s.bind(|| insta::assert_snapshot!("catalog_update", redact(&shown)));
     assert!(
         std::fs::read_to_string(p.path().join("skills/upd/SKILL.md"))
             .unwrap()

@@ -108,8 +108,39 @@ pub fn insta_settings() -> insta::Settings {
     s
 }
 
+/// A test that cannot run on this machine (its data or tool is missing): under CI (`CI` set)
+/// a failure, so that CI never passes a test that did not test; elsewhere a line on the
+/// terminal saying the test was skipped and why. The line is written to standard error
+/// directly, past the test harness's output capture, so that `cargo test` shows it.
+pub fn skip(why: &str) {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{test}: {why}; under CI every test must run"
+    );
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "note: {test}: SKIPPED: {why}");
+}
+
+/// The Python interpreter wrappers run with (`python3`), when it runs; else `None` after
+/// [`skip`].
+pub fn python3() -> Option<String> {
+    let ok = Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        Some("python3".to_owned())
+    } else {
+        skip("python3 is not installed");
+        None
+    }
+}
+
 /// The corpus: `$SKILLC_CORPUS`, else `$SKILLC_SHARED/corpus`, else `<repo>/../shared/corpus`.
-/// `None` (with a note) when absent; a failure when `$SKILLC_REQUIRE_CORPUS` is set.
+/// `None` (after [`skip`]: a failure under CI) when absent; a failure when
+/// `$SKILLC_REQUIRE_CORPUS` is set.
 pub fn corpus() -> Option<PathBuf> {
     let candidates = match (std::env::var_os("SKILLC_CORPUS"), std::env::var_os("SKILLC_SHARED")) {
         (Some(p), _) => vec![PathBuf::from(p)],
@@ -125,7 +156,9 @@ pub fn corpus() -> Option<PathBuf> {
             std::env::var_os("SKILLC_REQUIRE_CORPUS").is_none(),
             "SKILLC_REQUIRE_CORPUS is set but no corpus was found at {candidates:?}"
         );
-        eprintln!("note: corpus not found at {candidates:?} (set SKILLC_CORPUS); test skipped");
+        skip(&format!(
+            "the corpus was not found at {candidates:?} (set SKILLC_CORPUS)"
+        ));
     }
     found
 }

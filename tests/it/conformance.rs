@@ -564,7 +564,7 @@ fn tree(root: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
 #[test]
 fn vendored_copy_is_identical_to_the_shared_suite() {
     let Some(shared) = shared_dir() else {
-        eprintln!("note: shared conformance suite not found (set SKILLC_SHARED); vendored-copy check skipped");
+        crate::common::skip("the shared conformance suite was not found (set SKILLC_SHARED)");
         return;
     };
     let shared_tree = tree(&shared.join("conformance"));

@@ -31,13 +31,9 @@ fn agentskills() -> Option<PathBuf> {
     };
     let found = from_env.or_else(on_path);
     if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set but the reference validator `agentskills` is neither at $SKILLS_REF nor on PATH; \
-             install it: python3 -m venv .ci/venv && .ci/venv/bin/pip install skills-ref==0.1.0"
-        );
-        eprintln!(
-            "note: `agentskills` (PyPI skills-ref) not found on PATH or at $SKILLS_REF; external validation skipped"
+        crate::common::skip(
+            "the reference validator `agentskills` is neither at $SKILLS_REF nor on PATH; \
+             install it: python3 -m venv .ci/venv && .ci/venv/bin/pip install skills-ref==0.1.0",
         );
     }
     found

@@ -17,19 +17,19 @@ use zip::write::SimpleFileOptions;
 
 const SDE: &str = "1800000000";
 
-fn skill_md(name: &str, extra: &str) -> String {
+pub(crate) fn skill_md(name: &str, extra: &str) -> String {
     format!(
         "---\nname: {name}\ndescription: Test skill {name} for imports. Use when testing.\n---\n\n# {name}\n{extra}"
     )
 }
 
-fn write(path: &Path, text: impl AsRef<[u8]>) {
+pub(crate) fn write(path: &Path, text: impl AsRef<[u8]>) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
 }
 
 /// Every file under `dir` (relative path → bytes), `.git` excluded.
-fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     walkdir::WalkDir::new(dir)
         .into_iter()
         .filter_entry(|e| e.file_name() != ".git")
@@ -43,13 +43,13 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 /// A project in a temporary folder with its own cache folder.
-struct Project {
+pub(crate) struct Project {
     dir: tempfile::TempDir,
-    cache: PathBuf,
+    pub(crate) cache: PathBuf,
 }
 
 impl Project {
-    fn new() -> Project {
+    pub(crate) fn new() -> Project {
         Self::with_cache(None)
     }
 
@@ -61,19 +61,19 @@ impl Project {
         Project { dir, cache }
     }
 
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 
-    fn skills(&self) -> BTreeMap<String, Vec<u8>> {
+    pub(crate) fn skills(&self) -> BTreeMap<String, Vec<u8>> {
         tree(&self.path().join("skills"))
     }
 
-    fn lock(&self) -> Option<String> {
+    pub(crate) fn lock(&self) -> Option<String> {
         std::fs::read_to_string(self.path().join("skillc.lock")).ok()
     }
 
-    fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+    pub(crate) fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
         let mut cmd = Command::new(SKILLC);
         cmd.args(args)
             .current_dir(self.path())
@@ -98,13 +98,13 @@ impl Project {
         Run::from_output(cmd.output().unwrap())
     }
 
-    fn import(&self, args: &[&str]) -> Run {
+    pub(crate) fn import(&self, args: &[&str]) -> Run {
         let mut all = vec!["import"];
         all.extend_from_slice(args);
         self.run(&all, &[])
     }
 
-    fn import_json(&self, args: &[&str]) -> (Run, serde_json::Value) {
+    pub(crate) fn import_json(&self, args: &[&str]) -> (Run, serde_json::Value) {
         let mut all = vec!["import", "--format", "json"];
         all.extend_from_slice(args);
         let r = self.run(&all, &[]);
@@ -134,7 +134,7 @@ impl Project {
     }
 }
 
-fn statuses(report: &serde_json::Value) -> Vec<(String, String)> {
+pub(crate) fn statuses(report: &serde_json::Value) -> Vec<(String, String)> {
     report["sources"]
         .as_array()
         .unwrap()
@@ -151,7 +151,7 @@ fn statuses(report: &serde_json::Value) -> Vec<(String, String)> {
 // ---------------------------------------------------------------------------------------
 // git
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args([
             "-c",
@@ -175,13 +175,13 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// A git repository at `dir` with `files`, committed; returns the commit.
-fn repo(dir: &Path, files: &[(&str, &str)]) -> String {
+pub(crate) fn repo(dir: &Path, files: &[(&str, &str)]) -> String {
     std::fs::create_dir_all(dir).unwrap();
     git(dir, &["init", "-q"]);
     commit(dir, files, "init")
 }
 
-fn commit(dir: &Path, files: &[(&str, &str)], message: &str) -> String {
+pub(crate) fn commit(dir: &Path, files: &[(&str, &str)], message: &str) -> String {
     for (p, t) in files {
         write(&dir.join(p), t);
     }
@@ -190,7 +190,7 @@ fn commit(dir: &Path, files: &[(&str, &str)], message: &str) -> String {
     git(dir, &["rev-parse", "HEAD"])
 }
 
-fn file_url(p: &Path) -> String {
+pub(crate) fn file_url(p: &Path) -> String {
     format!("file://{}", p.display())
 }
 
@@ -343,7 +343,7 @@ fn agentskills_addresses_resolve_to_the_repository_root() {
     assert_eq!(r.code, Some(1));
     assert_eq!(
         statuses(&j),
-        [("imported".into(), "-".into()), ("failed".into(), "IM002".into())]
+        [("imported".into(), "-".into()), ("failed".into(), "IM012".into())]
     );
     assert_eq!(j["sources"][0]["resolved"], format!("{base_url}/alice/pdf@{c}"));
     assert!(p.lock().unwrap().contains("source = \"agentskills.io/alice/pdf\""));
@@ -498,7 +498,7 @@ fn raw_urls_over_http() {
 // ---------------------------------------------------------------------------------------
 // zip
 
-fn zip_of(entries: &[(&str, &[u8])]) -> Vec<u8> {
+pub(crate) fn zip_of(entries: &[(&str, &[u8])]) -> Vec<u8> {
     let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     for (name, bytes) in entries {
         w.start_file(*name, SimpleFileOptions::default()).unwrap();

@@ -111,6 +111,8 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
         ],
     ),
     ("verify", Core, &["emit", "messages", "model", "sign", "util"]),
+    // Whom a catalog's consumer trusts: pinned keys and rollback floors (issue 18, item 1).
+    ("trust", Core, &["sign"]),
     // IO layers: the disk, processes, the network, the clock.
     ("db::load", Io, &["db", "diag", "model", "rules"]),
     ("emit::write", Io, &["emit", "model", "util"]),
@@ -257,6 +259,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "skill",
             "suppress",
             "translate",
+            "trust",
             "util",
             "verify",
             "vocab",

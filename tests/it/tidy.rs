@@ -81,3 +81,38 @@ fn main_stays_thin() {
         main.lines().count()
     );
 }
+
+/// Issue 18, item 17: README's set-up names every prerequisite of skillc and its tests and
+/// `.ci/run`, and the Rust version it gives is Cargo.toml's `rust-version`.
+#[test]
+fn readme_set_up_names_every_prerequisite() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap_or_default();
+    let set_up = readme
+        .split("\n## ")
+        .find(|s| s.starts_with("Set-up"))
+        .unwrap_or_default();
+    for needed in [
+        "`git`",
+        "Python 3",
+        "`minisign`",
+        "skills-ref",
+        "agentskills",
+        "`.ci/run`",
+        ".ci/run",
+    ] {
+        assert!(set_up.contains(needed), "README's Set-up does not name {needed}");
+    }
+    let cargo = std::fs::read_to_string(root.join("Cargo.toml")).unwrap_or_default();
+    let version = cargo
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = "))
+        .map(|v| v.trim_matches('"').to_owned());
+    let Some(version) = version else {
+        panic!("Cargo.toml has no rust-version");
+    };
+    assert!(
+        set_up.contains(&format!("Rust {version} or later")),
+        "README's Set-up must name Rust {version} (Cargo.toml's rust-version)"
+    );
+}

@@ -19,7 +19,7 @@ const SDE: (&str, &str) = ("SOURCE_DATE_EPOCH", "1800000000");
 const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The watch process; killed if the test fails.
-struct Watch {
+pub(crate) struct Watch {
     child: Child,
     events: mpsc::Receiver<serde_json::Value>,
 }
@@ -33,16 +33,14 @@ impl Drop for Watch {
 
 impl Watch {
     fn start(dir: &Path) -> Watch {
+        Self::start_with(dir, &["--vocabulary", "vocabulary.toml"])
+    }
+
+    /// `skillc watch --key test.key --message-format json ARGS` in `dir`, once it watches.
+    pub(crate) fn start_with(dir: &Path, args: &[&str]) -> Watch {
         let mut child = Command::new(SKILLC)
-            .args([
-                "watch",
-                "--key",
-                "test.key",
-                "--vocabulary",
-                "vocabulary.toml",
-                "--message-format",
-                "json",
-            ])
+            .args(["watch", "--key", "test.key", "--message-format", "json"])
+            .args(args)
             .current_dir(dir)
             .env("NO_COLOR", "1")
             .env_remove("SKILLC_SIGNING_KEY")
@@ -68,13 +66,13 @@ impl Watch {
         w
     }
 
-    fn next(&self) -> serde_json::Value {
+    pub(crate) fn next(&self) -> serde_json::Value {
         self.events
             .recv_timeout(TIMEOUT)
             .unwrap_or_else(|_| panic!("no event from skillc watch within {TIMEOUT:?}"))
     }
 
-    fn wait_for(&self, reason: &str) -> serde_json::Value {
+    pub(crate) fn wait_for(&self, reason: &str) -> serde_json::Value {
         loop {
             let e = self.next();
             if e["reason"] == reason {
@@ -132,8 +130,15 @@ fn diff(a: &BTreeMap<String, (Vec<u8>, bool)>, b: &BTreeMap<String, (Vec<u8>, bo
 
 /// Waits until watch has rebuilt `out/` into what a clean build gives, then verifies it.
 /// Returns the last `rebuild-finished` event, with the events that came before it since the
-/// call under `"_before"`.
+/// call under `"_before"`. A `rebuild-failed` event fails the step.
 fn settle(w: &Watch, project: &Path, step: &str) -> serde_json::Value {
+    settle_through(w, project, step, false)
+}
+
+/// [`settle`]; with `transient`, `rebuild-failed` events are expected on the way (a step that
+/// passes through a state that cannot build, such as a skills root deleted then made again,
+/// which a loaded machine may catch in between) and only the end state counts.
+fn settle_through(w: &Watch, project: &Path, step: &str, transient: bool) -> serde_json::Value {
     let (_other, expected) = clean_build(project);
     let mut last_diff = Vec::new();
     let mut before = Vec::new();
@@ -145,7 +150,7 @@ fn settle(w: &Watch, project: &Path, step: &str) -> serde_json::Value {
             last_diff.join("\n")
         );
         let e = w.next();
-        if e["reason"] == "rebuild-failed" {
+        if e["reason"] == "rebuild-failed" && !transient {
             panic!("{step}: {e}");
         }
         if e["reason"] != "rebuild-finished" {
@@ -153,19 +158,22 @@ fn settle(w: &Watch, project: &Path, step: &str) -> serde_json::Value {
             continue;
         }
         last_diff = diff(&tree(&project.join("out")), &expected);
-        if last_diff.is_empty() {
-            let state = project.join("verify-state.json");
-            let _ = std::fs::remove_file(&state);
-            let v = skillc_env(
-                project,
-                &["verify", "out", "--state", state.to_str().expect("utf-8")],
-                &[],
-            );
-            assert_eq!(v.code, Some(0), "{step}: verify failed:\n{}\n{}", v.stdout, v.stderr);
-            let mut e = e;
-            e["_before"] = serde_json::Value::Array(before);
-            return e;
+        if !last_diff.is_empty() {
+            // A rebuild on the way (the step's changes may arrive over several).
+            before.push(e);
+            continue;
         }
+        let state = project.join("verify-state.json");
+        let _ = std::fs::remove_file(&state);
+        let v = skillc_env(
+            project,
+            &["verify", "out", "--state", state.to_str().expect("utf-8")],
+            &[],
+        );
+        assert_eq!(v.code, Some(0), "{step}: verify failed:\n{}\n{}", v.stdout, v.stderr);
+        let mut e = e;
+        e["_before"] = serde_json::Value::Array(before);
+        return e;
     }
 }
 
@@ -252,7 +260,7 @@ fn watch_keeps_out_equal_to_a_clean_build_through_edits() {
     std::fs::remove_dir_all(&root).expect("rm root");
     std::fs::create_dir(&root).expect("mkdir root");
     std::fs::rename(&keep, root.join("ledger-notes")).expect("move back");
-    settle(&w, &p, "recreate the skills root");
+    settle_through(&w, &p, "recreate the skills root", true);
     std::fs::write(
         root.join("ledger-notes/SKILL.md"),
         // A new name (`files get` without an item to read lists, as `files list` does).
@@ -260,7 +268,12 @@ fn watch_keeps_out_equal_to_a_clean_build_through_edits() {
     )
     .expect("write");
     let e = settle(&w, &p, "edit a skill of the new root");
-    assert!(e["executors_added"].as_u64().is_some_and(|n| n > 0), "{e}");
+    // The new executor may come with the last restart's build or a rebuild after it.
+    let added = |e: &serde_json::Value| e["executors_added"].as_u64().is_some_and(|n| n > 0);
+    assert!(
+        added(&e) || e["_before"].as_array().is_some_and(|b| b.iter().any(added)),
+        "{e}"
+    );
 
     // Ctrl-C: a clean exit.
     let pid = w.child.id().to_string();
@@ -270,4 +283,96 @@ fn watch_keeps_out_equal_to_a_clean_build_through_edits() {
     let mut w = w;
     let code = w.child.wait().expect("wait").code();
     assert_eq!(code, Some(0));
+}
+
+/// Waits (on watch's events, never on time alone) until `done` holds after a
+/// `rebuild-finished` event; returns the events seen, the last one last.
+fn until(w: &Watch, step: &str, done: impl Fn(&serde_json::Value) -> bool) -> Vec<serde_json::Value> {
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    let mut seen = Vec::new();
+    loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{step}: never happened; events: {seen:?}"
+        );
+        let e = w.next();
+        let finished = e["reason"] == "rebuild-finished";
+        seen.push(e);
+        if finished && done(seen.last().expect("an event")) {
+            return seen;
+        }
+    }
+}
+
+/// Issue 18, item 12: `pipeline.toml`, `vocabulary.toml` and `skillc.lock` created after
+/// watch started are picked up (each restarts or rebuilds the session), and a skill that
+/// becomes invalid is reported with the file:line:column of what rejects it.
+#[test]
+fn watch_picks_up_project_files_created_after_it_started() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p: PathBuf = dir.path().to_path_buf();
+    for s in ["todo", "runbooks"] {
+        copy_dir(&manifest_dir().join("skills").join(s), &p.join("skills").join(s));
+    }
+    write_test_key(&p.join("test.key"));
+    let w = Watch::start_with(&p, &[]);
+    let manifest = |out: &str| {
+        let dir = p.join(out).join("executors/todo");
+        let first = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .next()
+            .expect("an executor")
+            .expect("entry")
+            .path();
+        std::fs::read_to_string(first.join("manifest.toml")).expect("manifest")
+    };
+    assert!(manifest("out").contains("imported_from = \"skills/todo\""));
+
+    // A vocabulary.toml appears: its labels are used from then on.
+    let vocab = skillc::BUILT_IN_VOCABULARY.replacen("en = \"list\"", "en = \"enumerate\"", 1);
+    std::fs::write(p.join("vocabulary.toml"), vocab).expect("write");
+    until(&w, "create vocabulary.toml", |_| {
+        walkdir::WalkDir::new(p.join("out/executors"))
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name() == "manifest.lang_state.json")
+            .any(|e| {
+                std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains("Enumerate") || t.contains("enumerate"))
+            })
+    });
+
+    // A skillc.lock appears: the provenance it records is used.
+    std::fs::write(
+        p.join("skillc.lock"),
+        "version = 1\n\n[[skill]]\nname = \"todo\"\nsource = \"https://example.org/todo.git\"\nsha256 = \"00\"\nimported_at = \"2027-01-15T08:00:00Z\"\n",
+    )
+    .expect("write");
+    until(&w, "create skillc.lock", |_| {
+        manifest("out").contains("https://example.org/todo.git")
+    });
+
+    // A pipeline.toml appears: its output folder is used.
+    std::fs::write(p.join("pipeline.toml"), "[pipeline]\nout = \"dist\"\n").expect("write");
+    until(&w, "create pipeline.toml", |_| p.join("dist/catalog.toml").is_file());
+    assert!(manifest("dist").contains("https://example.org/todo.git"));
+
+    // A skill made invalid: rejected, with where.
+    let md = p.join("skills/todo/SKILL.md");
+    let text = std::fs::read_to_string(&md).expect("read");
+    std::fs::write(&md, text.replacen("name: todo", "name: [todo", 1)).expect("write");
+    let seen = until(&w, "break a skill", |e| e["skills_rejected"] == 1);
+    let rejected = seen
+        .iter()
+        .find(|e| e["reason"] == "skill-rejected")
+        .unwrap_or_else(|| panic!("no skill-rejected event: {seen:?}"));
+    let at = rejected["at"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no position: {rejected}"));
+    let place: Vec<&str> = at.rsplitn(3, ':').collect();
+    assert!(
+        place.len() == 3
+            && place[2] == "skills/todo/SKILL.md"
+            && place[..2].iter().all(|n| n.parse::<u32>().is_ok_and(|n| n > 0)),
+        "{rejected}"
+    );
 }

@@ -101,7 +101,8 @@ pub enum BuildError {
 pub enum Event<'a> {
     /// A stage started over `total` items.
     Stage {
-        /// `analyze` (skills), `sign` (executors) or `write` (files of `out/`).
+        /// `analyze` (skills), `generate` (skills), `sign` (executors) or `write` (the files
+        /// of `out/` this build writes).
         stage: &'static str,
         /// Items to process.
         total: usize,
@@ -359,6 +360,7 @@ impl Session {
             total: jobs.len(),
         });
         let same_key = previous.key_id == self.key_digest;
+        let progress = std::sync::Mutex::new(&mut *sink);
         let stamped = Stamper {
             sde: self.opts.sde,
             now,
@@ -366,7 +368,12 @@ impl Session {
             same_key,
             skip: &self.opts.skip,
         }
-        .stamp_all(&jobs, previous);
+        .stamp_all(&jobs, previous, &|n| {
+            if let Ok(mut p) = progress.lock() {
+                p(Event::Progress { n });
+            }
+        });
+        let sink = progress.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
         timer.lap("stamp and sign");
 
         // The report, the routing battery, the public key and the catalog vouching for them.
@@ -388,10 +395,6 @@ impl Session {
         // The tree, and what to write of it: only what differs, in parallel, the catalog last.
         let plan = plan_tree(&rows, &jobs, &stamped, [&report, &routing, &public_key], &signed);
         timer.lap("plan");
-        sink(Event::Stage {
-            stage: "write",
-            total: plan.len(),
-        });
         let out_dir = &self.opts.out_dir;
         let listing = if self.fresh {
             Some(tree::list_out(out_dir)?)
@@ -399,6 +402,11 @@ impl Session {
             None
         };
         let writes = tree::plan_writes(&plan, &previous.outputs, listing.as_ref());
+        // Counts what this build writes, not the whole tree (a rebuild writes few files).
+        sink(Event::Stage {
+            stage: "write",
+            total: writes.write.len(),
+        });
         let written = tree::write_out(out_dir, &writes, &self.opts.skip, &mut *sink)?;
         timer.lap("write out/");
 
@@ -443,16 +451,25 @@ impl Session {
             stage: "analyze",
             total: skills.len(),
         });
+        let progress = std::sync::Mutex::new(&mut *sink);
         skills.par_chunks(64).for_each_with(self.db.clone(), |db, chunk| {
             for s in chunk {
                 let _ = skill_unit(db, inputs, *s);
             }
+            if let Ok(mut p) = progress.lock() {
+                p(Event::Progress { n: chunk.len() });
+            }
         });
+        let sink = progress.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner);
         timer.lap("analyze");
         self.run_admission_processes();
         timer.lap("admission processes");
         let _ = admission(&self.db, inputs);
         timer.lap("admission");
+        sink(Event::Stage {
+            stage: "generate",
+            total: skills.len(),
+        });
         let progress = std::sync::Mutex::new(&mut *sink);
         skills.par_chunks(64).for_each_with(self.db.clone(), |db, chunk| {
             for s in chunk {

@@ -53,10 +53,12 @@ pub(super) struct Stamper<'a> {
 }
 
 impl Stamper<'_> {
-    /// Stamps and signs every executor, in parallel, in the order given.
-    pub fn stamp_all(&self, jobs: &[Job<'_>], previous: &State) -> Vec<Stamped> {
+    /// Stamps and signs every executor, in parallel, in the order given; `done(1)` after each
+    /// (the `sign` stage's progress).
+    pub fn stamp_all(&self, jobs: &[Job<'_>], previous: &State, done: &(dyn Fn(usize) + Sync)) -> Vec<Stamped> {
         jobs.par_iter()
             .map(|job| self.stamp(job, previous.executors.get(&job.generated.executor.name)))
+            .inspect(|_| done(1))
             .collect()
     }
 

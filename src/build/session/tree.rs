@@ -305,6 +305,7 @@ pub(super) fn write_out<'p>(
     for path in last {
         if let Some((path, p)) = catalog_files.iter().find(|(x, _)| x.as_str() == path) {
             written.insert(path.as_str(), write_planned(out_dir, path, p, skip)?);
+            sink(Event::Progress { n: 1 });
         }
     }
     write::remove_files(out_dir, &writes.remove)?;

@@ -180,6 +180,43 @@ impl Validator<'_, '_> {
         self.push(d);
     }
 
+    /// `SK037`: a `#` after a tab ends a value (a YAML 1.2 comment: `Does things\t# note` reads
+    /// as `Does things`), but PyYAML — what the reference validator and most agents load
+    /// frontmatter with — refuses the file. A warning; an error under `--strict`, as the
+    /// reference refuses it.
+    pub(super) fn check_tab_comments(&mut self, root: &Node) {
+        let text = self.src.text;
+        let mut found = Vec::new();
+        root.for_each_scalar(&mut |_, span| {
+            // A quoted scalar's span runs on over the blanks and comment after it: its value
+            // ends at its closing quote.
+            let end = quoted_end(text, span.start).unwrap_or(span.end);
+            let line = text
+                .get(end..)
+                .unwrap_or_default()
+                .split('\n')
+                .next()
+                .unwrap_or_default();
+            let gap = line.len() - line.trim_start_matches([' ', '\t']).len();
+            if line[gap..].starts_with('#') && line[..gap].contains('\t') {
+                found.push(end + gap);
+            }
+        });
+        for at in found {
+            let mut d = self
+                .diag(
+                    &rules::SK037,
+                    &(at..at + 1),
+                    "a tab before `#` starts a comment here (YAML 1.2 ends the value before it), but PyYAML refuses the file",
+                )
+                .help("put a space, not a tab, before a comment's `#`; or quote the value if the `#` belongs to it");
+            if self.strict() {
+                d = d.severity(Severity::Error);
+            }
+            self.push(d);
+        }
+    }
+
     pub(super) fn check_hidden_unicode(&mut self, root: &Node) {
         let mut found = Vec::new();
         root.for_each_scalar(&mut |value, span| {
@@ -337,6 +374,7 @@ impl Validator<'_, '_> {
             match tools::parse_token(&entry) {
                 Ok(t) => self.model.allowed_tools.push(t),
                 Err(why) => {
+                    self.model.allowed_tools_malformed.push(entry.trim().to_owned());
                     let d = self
                         .diag(&rules::SK036, &span, format!("malformed `allowed-tools` entry: {why}"))
                         .help("write `Tool` or `Tool(pattern)`, e.g. `Bash(git:*)`");
@@ -363,4 +401,24 @@ fn hidden_kind(c: char) -> &'static str {
         0x202A..=0x202E | 0x2066..=0x2069 | 0x200E | 0x200F | 0x061C => "bidirectional control",
         _ => "zero-width character",
     }
+}
+
+/// The byte just past the closing quote of the quoted scalar starting at `start` (`"…"` with
+/// backslash escapes, `'…'` with `''` for a quote); `None` when `start` opens no quote.
+fn quoted_end(text: &str, start: usize) -> Option<usize> {
+    let rest = text.get(start..)?;
+    let q = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let mut chars = rest.char_indices().skip(1).peekable();
+    while let Some((i, c)) = chars.next() {
+        if q == '"' && c == '\\' {
+            chars.next();
+        } else if c == q {
+            if q == '\'' && chars.peek().is_some_and(|(_, n)| *n == '\'') {
+                chars.next();
+                continue;
+            }
+            return Some(start + i + 1);
+        }
+    }
+    None
 }

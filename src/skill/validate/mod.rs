@@ -175,6 +175,7 @@ impl Validator<'_, '_> {
         if self.strict() {
             self.check_flow(root);
         }
+        self.check_tab_comments(root);
         let entries = root.as_map().unwrap_or_default();
         for e in entries {
             let key = e.key.as_str();

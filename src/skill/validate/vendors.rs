@@ -63,7 +63,31 @@ impl Validator<'_, '_> {
             } else {
                 self.yaml11_warning(&format!("metadata.{key}"), &e.value);
             }
+            self.yaml11_key_warning(e);
         }
+    }
+
+    /// `SK012` for a `metadata` key PyYAML reads as another type than a string (`1`, `true`,
+    /// `2024-01-01`): its loaders then hand the key over as a number or a boolean.
+    fn yaml11_key_warning(&mut self, e: &yaml::Entry) {
+        let raw = self.src.text.get(e.key_span.clone()).unwrap_or_default();
+        let key = yaml::Scalar {
+            value: e.key.clone(),
+            plain: !raw.starts_with(['"', '\'']),
+        };
+        let Some(t) = key.pyyaml_type() else { return };
+        let d = self
+            .diag(
+                &rules::SK012,
+                &e.key_span,
+                format!(
+                    "the `metadata` key `{}` is read as a string, but PyYAML reads {}",
+                    e.key,
+                    t.describe()
+                ),
+            )
+            .help(format!("quote it so every parser agrees: `\"{}\": …`", e.key));
+        self.push(d);
     }
 
     pub(super) fn check_openclaw(&mut self, ns: &str, node: &Node) {

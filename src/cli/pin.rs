@@ -1,0 +1,105 @@
+//! The consumer's side of trust for `skillc verify` (README, "Security model"): which key a
+//! catalog is checked against (`--key`, else the project's `[verify] keys`, else the key
+//! pinned for the location on first use), read from disk, and the state file that remembers
+//! pins and rollback floors. The decisions themselves are `crate::trust`'s.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+
+use super::keys::DEVELOPMENT_MARK;
+use super::project::Project;
+use crate::sign::{PublicKey, SecretKey};
+use crate::trust::{Anchor, Candidate, TrustState};
+
+/// The default state file: `$XDG_STATE_HOME/skillc/verify-state.json`, else
+/// `~/.local/state/skillc/verify-state.json`.
+pub(crate) fn default_state() -> PathBuf {
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    base.join("skillc").join("verify-state.json")
+}
+
+/// Reads the state file; an absent one is empty.
+///
+/// # Errors
+/// A damaged state: refusing is safer than verifying without rollback protection or pins.
+pub(crate) fn read_state(path: &Path) -> anyhow::Result<TrustState> {
+    match std::fs::read(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(TrustState::default()),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+        Ok(b) => TrustState::parse(&b).map_err(|e| {
+            anyhow::anyhow!(
+                "{} is damaged ({e}); refusing to verify without its pinned keys and rollback protection (repair or remove it)",
+                path.display()
+            )
+        }),
+    }
+}
+
+/// Writes the state file atomically.
+pub(crate) fn write_state(path: &Path, state: &TrustState) -> anyhow::Result<()> {
+    crate::emit::write::write_atomic(path, state.render().as_bytes(), Some(0o644))
+        .with_context(|| format!("recording the verification in {}", path.display()))
+}
+
+/// The location a pin is kept for: the catalog folder's canonical path.
+pub(crate) fn location(out: &Path) -> String {
+    out.canonicalize()
+        .unwrap_or_else(|_| out.to_path_buf())
+        .display()
+        .to_string()
+}
+
+/// The public key of the project's development key (`.skillc/signing.key`), when there is one.
+fn development_key(project: &Project) -> Option<PublicKey> {
+    let text = std::fs::read_to_string(project.root.join(".skillc/signing.key")).ok()?;
+    SecretKey::from_file(&text).ok().map(|k| k.public())
+}
+
+/// Reads a public key file the consumer named, and what is known about it.
+fn candidate(path: &Path, out: &Path, dev: Option<&PublicKey>) -> anyhow::Result<Candidate> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading public key {}", path.display()))?;
+    anyhow::ensure!(
+        !text.contains("secret key"),
+        "{} is a secret key: pass the public key (`skillc.pub`) with --key, and keep the secret one private",
+        path.display()
+    );
+    let key = PublicKey::from_file(&text).with_context(|| format!("public key {}", path.display()))?;
+    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let in_folder = canon(path).starts_with(canon(out));
+    let development = text.lines().next().is_some_and(|l| l.contains(DEVELOPMENT_MARK))
+        || path.components().any(|c| c.as_os_str() == ".skillc")
+        || dev == Some(&key);
+    Ok(Candidate {
+        key,
+        shown: path.display().to_string(),
+        in_folder,
+        development,
+    })
+}
+
+/// The anchor of a verification of `out`: `--key FILE`, else the keys `[verify] keys` of the
+/// project around the current folder names (relative to its root), else first use.
+///
+/// # Errors
+/// A key file that cannot be read, is a secret key or is not a minisign public key.
+pub(crate) fn anchor(flag: Option<&Path>, out: &Path, project: &Project) -> anyhow::Result<Anchor> {
+    let dev = development_key(project);
+    if let Some(p) = flag {
+        return Ok(Anchor::Given(Box::new(candidate(p, out, dev.as_ref())?)));
+    }
+    if project.config.verify_keys.is_empty() {
+        return Ok(Anchor::FirstUse);
+    }
+    let keys = project
+        .config
+        .verify_keys
+        .iter()
+        .map(|k| candidate(&project.root.join(k), out, dev.as_ref()))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(Anchor::Configured(keys))
+}
