@@ -23,6 +23,29 @@ pub(crate) fn default_state() -> PathBuf {
     base.join("skillc").join("verify-state.json")
 }
 
+/// Takes the state file's lock (`verify-state.json.lock` beside it, created with its folder):
+/// verifications running at once read, decide and write the state one after another, so
+/// none loses another's pin or rollback floor. Released when the returned file is dropped.
+///
+/// # Errors
+/// The folder or the lock file cannot be created, or the lock cannot be taken.
+pub(crate) fn lock_state(path: &Path) -> anyhow::Result<std::fs::File> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    let lock = PathBuf::from(name);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock)
+        .with_context(|| format!("opening {}", lock.display()))?;
+    file.lock().with_context(|| format!("locking {}", lock.display()))?;
+    Ok(file)
+}
+
 /// Reads the state file; an absent one is empty.
 ///
 /// # Errors

@@ -93,6 +93,24 @@ pub(crate) fn load(cwd: &Path, out: &mut Printer) -> anyhow::Result<Project> {
     })
 }
 
+/// Turns a `skillc.lock` error into the command's error: an invalid lock prints its
+/// diagnostic with a snippet first (exit status 2, as for `pipeline.toml`).
+pub(crate) fn lock_error(e: crate::import::lock::LockError, out: &mut Printer) -> anyhow::Error {
+    match e {
+        crate::import::lock::LockError::Invalid { diagnostic, text, .. } => {
+            print_file_diagnostics(out, std::slice::from_ref(&*diagnostic), &text);
+            anyhow::anyhow!("{} is invalid (see above)", crate::import::lock::FILE_NAME)
+        }
+        other => other.into(),
+    }
+}
+
+/// Reads the project's `skillc.lock` (empty when absent), printing an invalid one's
+/// diagnostic ([`lock_error`]).
+pub(crate) fn read_lock(root: &Path, out: &mut Printer) -> anyhow::Result<crate::import::lock::Lock> {
+    crate::import::lock::read(root).map_err(|e| lock_error(e, out))
+}
+
 /// The file name of the reviewed translations, at the project root (FORMATS.md).
 pub(crate) const TRANSLATIONS: &str = "translations.toml";
 
@@ -111,24 +129,6 @@ pub(crate) fn translations_source(project: &Project) -> anyhow::Result<(String, 
         Err(e) => return Err(e).with_context(|| format!("reading {}", p.display())),
     };
     Ok((TRANSLATIONS.to_owned(), text))
-}
-
-/// Turns a `skillc.lock` error into the command's error: an invalid lock prints its
-/// diagnostic with a snippet first (exit status 2, as for `pipeline.toml`).
-pub(crate) fn lock_error(e: crate::import::lock::LockError, out: &mut Printer) -> anyhow::Error {
-    match e {
-        crate::import::lock::LockError::Invalid { diagnostic, text, .. } => {
-            print_file_diagnostics(out, std::slice::from_ref(&*diagnostic), &text);
-            anyhow::anyhow!("{} is invalid (see above)", crate::import::lock::FILE_NAME)
-        }
-        other => other.into(),
-    }
-}
-
-/// Reads the project's `skillc.lock` (empty when absent), printing an invalid one's
-/// diagnostic ([`lock_error`]).
-pub(crate) fn read_lock(root: &Path, out: &mut Printer) -> anyhow::Result<crate::import::lock::Lock> {
-    crate::import::lock::read(root).map_err(|e| lock_error(e, out))
 }
 
 /// The vocabulary text and the path shown in its diagnostics: `--vocabulary`, else the

@@ -90,6 +90,8 @@ pub(crate) fn run(args: &VerifyArgs, out: &mut Printer) -> anyhow::Result<Status
     let (files, _) = crate::catalog::read::read_tree(&dir)?;
     let anchor = pin::anchor(args.key.as_deref(), &dir, &project)?;
     let state_path = args.state.clone().unwrap_or_else(pin::default_state);
+    // Held until the state is written: a concurrent verify reads what this one recorded.
+    let _lock = pin::lock_state(&state_path)?;
     let mut state = pin::read_state(&state_path)?;
     let location = pin::location(&dir);
     // Who the folder says signed it; whether to believe it is the anchor's call.

@@ -55,6 +55,16 @@ impl Meta {
             into: None,
         }
     }
+
+    /// The journal entry of `event`, done by `op`, at this time and from this origin.
+    fn pending(&self, op: Op, event: Curated) -> Pending {
+        Pending {
+            at: rfc3339(self.now),
+            origin: self.origin,
+            op,
+            event,
+        }
+    }
 }
 
 /// Moves a skill's folder into its root's archive root as `<name>-<time>` (another name when
@@ -78,15 +88,13 @@ pub(super) fn archive_skill(
     event.version_before = Some(Found::version(f.body()));
     event.archive_path = Some(to_shown.clone());
     event.into = into;
-    let p = Pending {
-        at: rfc3339(meta.now),
-        origin: meta.origin,
-        op: Op::Move {
+    let p = meta.pending(
+        Op::Move {
             from: store::shown(root, &f.dir),
             to: to_shown.clone(),
         },
         event,
-    };
+    );
     s.execute(p, || store::move_dir(&f.dir, &to))?;
     Ok(to_shown)
 }
@@ -117,16 +125,14 @@ pub(super) fn change_body(
     event.version_after = Some(Found::version(new_body));
     event.archive_path = Some(shown.clone());
     event.consolidated_from = consolidated_from;
-    let p = Pending {
-        at: rfc3339(meta.now),
-        origin: meta.origin,
-        op: Op::Body {
+    let p = meta.pending(
+        Op::Body {
             file: store::shown(root, &f.md),
             snapshot: shown.clone(),
             sha256_after: crate::util::sha256(new_text.as_bytes()),
         },
         event,
-    };
+    );
     s.execute(p, || {
         store::write_snapshot(&snapshot, old.as_bytes())?;
         store::write_durable(&f.md, new_text.as_bytes())
@@ -213,12 +219,7 @@ fn mark(project: &Project, name: &str, now: Timestamp, pinned: bool) -> Result<A
         return Ok(report);
     }
     let meta = Meta::manual(now);
-    let p = Pending {
-        at: rfc3339(now),
-        origin: None,
-        op: Op::Mark,
-        event: meta.event(name, action),
-    };
+    let p = meta.pending(Op::Mark, meta.event(name, action));
     s.execute(p, || Ok(()))?;
     Ok(report)
 }
@@ -314,18 +315,17 @@ fn restore_folder(
         )));
     }
     let mut report = ActionReport::new(Action::Restore, name, s);
-    let mut event = Meta::manual(now).event(name, Action::Restore);
+    let meta = Meta::manual(now);
+    let mut event = meta.event(name, Action::Restore);
     event.archive_path = Some(archive_path.clone());
     let to_shown = store::shown(&root, &to);
-    let p = Pending {
-        at: rfc3339(now),
-        origin: None,
-        op: Op::Move {
+    let p = meta.pending(
+        Op::Move {
             from: archive_path.clone(),
             to: to_shown.clone(),
         },
         event,
-    };
+    );
     s.execute(p, || store::move_dir(&from, &to))?;
     report.archive_path = Some(archive_path);
     report.restored_to = Some(to_shown);

@@ -121,21 +121,32 @@ struct Splitter {
 }
 
 impl Splitter {
+    /// A line at `at` in the current block and under the current heading.
+    fn line(&self, at: At, ctx: (usize, usize), mask: u16) -> Line {
+        Line {
+            start: at.start,
+            end: at.end,
+            number: at.number,
+            kind: self.kind,
+            block: self.block,
+            heading: self.heading,
+            ctx,
+            mask,
+            joined: None,
+        }
+    }
+
     /// A line of the frontmatter (code), or its closing fence.
     fn front(&mut self, at: At, body: &str) {
         let fence = body.trim_start_matches('\u{FEFF}').trim_end();
         let closing = !at.first && (fence == "---" || fence == "...");
         let idx = self.lines.len();
+        let mask = if at.first || closing { 0 } else { mask_of(body) };
         self.lines.push(Line {
-            start: at.start,
-            end: at.end,
-            number: at.number,
             kind: Kind::Code,
             block: u32::MAX,
             heading: 0,
-            ctx: (idx, idx),
-            mask: if at.first || closing { 0 } else { mask_of(body) },
-            joined: None,
+            ..self.line(at, (idx, idx), mask)
         });
         self.in_front = !closing;
         self.prose_run_start = idx + 1;
@@ -156,17 +167,7 @@ impl Splitter {
             p.mask = mask_of(p.joined.as_deref().unwrap_or_default());
             self.lines.push(p);
         }
-        self.lines.push(Line {
-            start: at.start,
-            end: at.end,
-            number: at.number,
-            kind: self.kind,
-            block: self.block,
-            heading: self.heading,
-            ctx: (0, 0),
-            mask: 0,
-            joined: None,
-        });
+        self.lines.push(self.line(at, (0, 0), 0));
     }
 
     /// A Markdown fence that opens or closes a block (pushed as prose; `true`), or notes a
@@ -215,15 +216,9 @@ impl Splitter {
     fn push_fence(&mut self, at: At) {
         let idx = self.lines.len();
         self.lines.push(Line {
-            start: at.start,
-            end: at.end,
-            number: at.number,
             kind: Kind::Prose,
             block: 0,
-            heading: self.heading,
-            ctx: (idx, idx),
-            mask: 0,
-            joined: None,
+            ..self.line(at, (idx, idx), 0)
         });
     }
 
@@ -235,17 +230,7 @@ impl Splitter {
         } else {
             self.block_ctx
         };
-        let mut line = Line {
-            start: at.start,
-            end: at.end,
-            number: at.number,
-            kind: self.kind,
-            block: self.block,
-            heading: self.heading,
-            ctx,
-            mask: mask_of(body),
-            joined: None,
-        };
+        let mut line = self.line(at, ctx, mask_of(body));
         if self.kind != Kind::Prose && body.trim_end().ends_with('\\') {
             let t = body.trim_end();
             line.joined = Some(t[..t.len() - 1].to_owned());

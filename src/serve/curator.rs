@@ -3,11 +3,14 @@
 //! (`crate::curate`), answered with the same JSON (`skillc.curate.*/1`, docs/json.md). Owner
 //! routes: the token and origin are checked before the body is read ([`super::owner`]).
 
+use std::sync::Arc;
+
 use axum::Json;
 use axum::http::StatusCode;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use super::State;
 use super::error::{ApiError, ErrorBody, JsonBody};
 use super::owner::{locked, project_of};
 use super::routes::St;
@@ -29,25 +32,37 @@ fn json<T: serde::Serialize>(v: &T) -> Result<Json<serde_json::Value>, ApiError>
         .map_err(|e| ApiError::internal(e.to_string()))
 }
 
+/// Every curator route's work: `call` on the project's curator with the time now, under the
+/// project's lock on a blocking thread, its report answered as JSON. After a call that may
+/// change what the catalog's notes show (pins, restores; `refresh`), they are read again.
+async fn answer<T: serde::Serialize + Send + 'static>(
+    st: &Arc<State>,
+    refresh: bool,
+    call: impl FnOnce(&curate::Project, jiff::Timestamp) -> Result<T, CurateError> + Send + 'static,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let p = project_of(st)?;
+    let report = locked(st, p, move |p| {
+        call(&p.curate, jiff::Timestamp::now()).map_err(curate_error)
+    })
+    .await?;
+    if refresh {
+        st.refresh_notes();
+    }
+    json(&report)
+}
+
 /// The curator's status: the last run, pinned, stale and archived skills, today's spend.
 #[utoipa::path(get, path = "/api/curator", tag = "owner", security(("owner_token" = [])),
     responses((status = 200, description = "`skillc.curate.status/1`", body = Object), (status = 401, body = ErrorBody)))]
 pub async fn status(axum::extract::State(st): St) -> Result<Json<serde_json::Value>, ApiError> {
-    let p = project_of(&st)?;
-    let report = locked(&st, p, |p| {
-        curate::status(&p.curate, jiff::Timestamp::now()).map_err(curate_error)
-    })
-    .await?;
-    json(&report)
+    answer(&st, false, curate::status).await
 }
 
 /// The skills archived by the curator (or by `DELETE /api/skills/{name}`).
 #[utoipa::path(get, path = "/api/curator/archived", tag = "owner", security(("owner_token" = [])),
     responses((status = 200, description = "`skillc.curate.archived/1`", body = Object), (status = 401, body = ErrorBody)))]
 pub async fn archived(axum::extract::State(st): St) -> Result<Json<serde_json::Value>, ApiError> {
-    let p = project_of(&st)?;
-    let report = locked(&st, p, |p| curate::list_archived(&p.curate).map_err(curate_error)).await?;
-    json(&report)
+    answer(&st, false, |c, _| curate::list_archived(c)).await
 }
 
 /// `POST /api/curator/run`.
@@ -71,16 +86,11 @@ pub async fn run(
     axum::extract::State(st): St,
     JsonBody(req): JsonBody<RunRequest>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let p = project_of(&st)?;
     let options = RunOptions {
         dry_run: req.dry_run,
         trigger: Trigger::Api,
     };
-    let report = locked(&st, p, move |p| {
-        curate::run(&p.curate, options, jiff::Timestamp::now()).map_err(curate_error)
-    })
-    .await?;
-    json(&report)
+    answer(&st, false, move |c, now| curate::run(c, options, now)).await
 }
 
 /// `POST /api/curator/pin`, `/unpin`, `/restore`.
@@ -109,13 +119,7 @@ pub async fn pin(
     JsonBody(req): JsonBody<SkillRequest>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     checked(&req)?;
-    let p = project_of(&st)?;
-    let report = locked(&st, p, move |p| {
-        curate::pin(&p.curate, &req.skill, jiff::Timestamp::now()).map_err(curate_error)
-    })
-    .await?;
-    st.refresh_notes();
-    json(&report)
+    answer(&st, true, move |c, now| curate::pin(c, &req.skill, now)).await
 }
 
 /// Unpins a skill.
@@ -126,13 +130,7 @@ pub async fn unpin(
     JsonBody(req): JsonBody<SkillRequest>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     checked(&req)?;
-    let p = project_of(&st)?;
-    let report = locked(&st, p, move |p| {
-        curate::unpin(&p.curate, &req.skill, jiff::Timestamp::now()).map_err(curate_error)
-    })
-    .await?;
-    st.refresh_notes();
-    json(&report)
+    answer(&st, true, move |c, now| curate::unpin(c, &req.skill, now)).await
 }
 
 /// Restores an archived skill from the path the curator recorded (or, with `before`, an
@@ -152,11 +150,5 @@ pub async fn restore(
                 .ok_or_else(|| ApiError::bad_request("invalid_time", format!("`{t}` is not an RFC 3339 time")))?,
         ),
     };
-    let p = project_of(&st)?;
-    let report = locked(&st, p, move |p| {
-        curate::restore(&p.curate, &req.skill, before, jiff::Timestamp::now()).map_err(curate_error)
-    })
-    .await?;
-    st.refresh_notes();
-    json(&report)
+    answer(&st, true, move |c, now| curate::restore(c, &req.skill, before, now)).await
 }

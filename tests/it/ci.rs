@@ -497,7 +497,6 @@ fn readme_github_actions_job_runs_on_a_fixture_repository() {
         "check, SARIF, scan, build and verify: {commands:?}"
     );
     let dir = tempfile::tempdir().expect("tempdir");
-    let state = tempfile::tempdir().expect("tempdir");
     let repo = dir.path();
     copy_dir(&manifest_dir().join("skills/todo"), &repo.join("skills/todo"));
     write(&repo.join("pipeline.toml"), "[admission]\nskip = []\n");
@@ -507,8 +506,7 @@ fn readme_github_actions_job_runs_on_a_fixture_repository() {
             .current_dir(repo)
             .env("PATH", path_with_skillc())
             .env("NO_COLOR", "1")
-            // `skillc verify` keeps its rollback state per user: a fresh one, not the machine's.
-            .env("XDG_STATE_HOME", state.path())
+            .env("XDG_STATE_HOME", crate::common::state_home())
             .env_remove("SKILLC_SIGNING_KEY")
             .output()
             .expect("sh");

@@ -45,6 +45,13 @@ impl Run {
     }
 }
 
+/// The `XDG_STATE_HOME` every `skillc` this test process runs gets (one folder per test
+/// process, under cargo's target tmp dir), so `verify`'s pins and rollback floors are never
+/// read from or written to the user's own `~/.local/state`.
+pub fn state_home() -> std::path::PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("state-{}", std::process::id()))
+}
+
 /// Runs `skillc ARGS` in `cwd` with a clean colour environment.
 pub fn skillc<I, S>(cwd: &Path, args: I) -> Run
 where
@@ -56,6 +63,7 @@ where
         .current_dir(cwd)
         .env_remove("CLICOLOR_FORCE")
         .env("NO_COLOR", "1")
+        .env("XDG_STATE_HOME", state_home())
         .output()
         .unwrap_or_else(|e| panic!("cannot run {SKILLC}: {e}"));
     Run::from_output(out)
@@ -70,7 +78,8 @@ pub fn skillc_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
         .env("NO_COLOR", "1")
         .env_remove("CLICOLOR_FORCE")
         .env_remove("SKILLC_SIGNING_KEY")
-        .env_remove("SOURCE_DATE_EPOCH");
+        .env_remove("SOURCE_DATE_EPOCH")
+        .env("XDG_STATE_HOME", state_home());
     for (k, v) in env {
         cmd.env(k, v);
     }

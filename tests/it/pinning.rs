@@ -206,3 +206,33 @@ fn verify_finds_the_projects_catalog_from_anywhere_in_it() {
     assert!(r.stdout.contains("L5"), "{}", r.stdout);
     assert!(!r.stdout.contains("L1 and L2 only"), "{}", r.stdout);
 }
+
+/// Item 1: verifications running at once share the state file without losing a pin: each of
+/// eight copies of a catalog verified concurrently (first use for each folder) is pinned
+/// afterwards, so a later catalog re-signed by another key is refused in every one of them.
+#[test]
+fn concurrent_verifications_lose_no_pin() {
+    let (dir, _a, _b) = project();
+    let p = dir.path();
+    build(p, "a.key", "1800000000");
+    let folders: Vec<String> = (0..8).map(|i| format!("out{i}")).collect();
+    for f in &folders {
+        copy_dir(&p.join("out"), &p.join(f));
+    }
+    let state = p.join("shared-state.json");
+    let state = state.to_str().expect("UTF-8 temp path");
+    std::thread::scope(|s| {
+        for f in &folders {
+            s.spawn(move || {
+                let r = skillc_env(p, &["verify", f, "--state", state], &[]);
+                assert_eq!(r.code, Some(0), "{f}: {}\n{}", r.stdout, r.stderr);
+            });
+        }
+    });
+    let recorded = std::fs::read_to_string(p.join("shared-state.json")).expect("state written");
+    for f in &folders {
+        let pinned = std::fs::canonicalize(p.join(f)).expect("folder");
+        let needle = serde_json::to_string(&pinned.display().to_string()).expect("json string");
+        assert!(recorded.contains(&needle), "{f} lost its pin:\n{recorded}");
+    }
+}

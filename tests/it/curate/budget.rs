@@ -150,12 +150,10 @@ fn a_stale_lock_left_by_a_killed_run_is_taken_over() {
     let p = P::new("");
     stale(&p, 1);
     p.verdicts(json!({"archive:*": {"action": "archive"}}));
-    std::fs::create_dir_all(p.path().join("skills-archive")).unwrap();
-    std::fs::write(
-        p.path().join("skills-archive/.curator.lock"),
+    p.write(
+        "skills-archive/.curator.lock",
         "{\"pid\":999999,\"since\":\"2026-01-01T00:00:00Z\"}\n",
-    )
-    .unwrap();
+    );
     let r = p.json(&["run"]);
     assert_eq!(r["reason"], "completed");
     assert_eq!(p.archived(), vec!["stale-1-20260601T000000Z"]);
@@ -166,12 +164,7 @@ fn a_corrupt_state_is_kept_aside_and_every_skill_is_pinned() {
     let p = P::new("");
     stale(&p, 2);
     p.verdicts(json!({"archive:*": {"action": "archive"}}));
-    std::fs::create_dir_all(p.path().join(".skillc/curator")).unwrap();
-    std::fs::write(
-        p.path().join(".skillc/curator/state.json"),
-        "{\"schema_version\": 1, \"skills\": [",
-    )
-    .unwrap();
+    p.write(".skillc/curator/state.json", "{\"schema_version\": 1, \"skills\": [");
     let r = p.curate(&["run", "--format", "json"]);
     assert_eq!(r.code, Some(0));
     assert!(r.stderr.contains("warning: state.json was corrupt"), "{}", r.stderr);

@@ -112,13 +112,25 @@ impl P {
         std::fs::write(self.path().join("verdicts.json"), v.to_string()).expect("write");
     }
 
-    /// The scripted model's calls, in order.
-    pub fn calls(&self) -> Vec<Value> {
-        std::fs::read_to_string(self.path().join("calls.jsonl"))
+    /// Writes `text` to `rel` in the project, creating its folder.
+    pub fn write(&self, rel: &str, text: &str) {
+        let path = self.path().join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+
+    /// The lines of the JSON Lines file `rel` of the project, parsed (none when it is missing).
+    fn jsonl(&self, rel: &str) -> Vec<Value> {
+        std::fs::read_to_string(self.path().join(rel))
             .unwrap_or_default()
             .lines()
-            .map(|l| serde_json::from_str(l).expect("calls.jsonl line"))
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{rel}: a line is not JSON: {e}")))
             .collect()
+    }
+
+    /// The scripted model's calls, in order.
+    pub fn calls(&self) -> Vec<Value> {
+        self.jsonl("calls.jsonl")
     }
 
     pub fn curate(&self, args: &[&str]) -> Run {
@@ -143,11 +155,7 @@ impl P {
 
     /// The log's lines, parsed.
     pub fn events(&self) -> Vec<Value> {
-        std::fs::read_to_string(self.path().join(".skillc/events.jsonl"))
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("event line"))
-            .collect()
+        self.jsonl(".skillc/events.jsonl")
     }
 
     /// The `skill.curated` events.

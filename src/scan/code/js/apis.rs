@@ -8,7 +8,7 @@ use crate::scan::code::effects::{
 };
 use crate::scan::code::engine::{Engine, is_date_text};
 use crate::scan::code::facts::{Ev, Lang};
-use crate::scan::code::ops::concat;
+use crate::scan::code::ops::{bytes_text, concat};
 use crate::scan::code::value::{Shape, Taint, Val, taint};
 
 /// The known APIs, by normalised path.
@@ -63,18 +63,10 @@ pub(super) fn api_call(e: &mut Engine<'_>, path: &str, recv: Option<&Val>, c: &C
             match (enc.as_deref(), &data.shape) {
                 (Some("base64" | "base64url"), _) => decode(Decoder::Base64, &data),
                 (Some("hex"), _) => decode(Decoder::Hex, &data),
-                (_, Shape::List(items)) => {
-                    let bytes: Option<Vec<u8>> = items
-                        .iter()
-                        .map(|i| i.as_num().and_then(|n| u8::try_from(n).ok()))
-                        .collect();
-                    match bytes {
-                        Some(b) => {
-                            Val::folded(String::from_utf8_lossy(&b).into_owned(), "Buffer.from").with(taint::OBFUSCATED)
-                        }
-                        None => Val::tainted(data.deep_taint()),
-                    }
-                }
+                (_, Shape::List(items)) => match bytes_text(items) {
+                    Some(b) => Val::folded(b, "Buffer.from").with(taint::OBFUSCATED),
+                    None => Val::tainted(data.deep_taint()),
+                },
                 _ => data,
             }
         }

@@ -6,7 +6,7 @@
 use crate::scan::code::effects::{env_read, file_write, name_built, send};
 use crate::scan::code::engine::Engine;
 use crate::scan::code::facts::Ev;
-use crate::scan::code::ops::concat;
+use crate::scan::code::ops::{self, concat};
 use crate::scan::code::value::{MAX_LIST, Shape, Taint, Val, taint};
 
 use super::apis::api_call;
@@ -130,25 +130,8 @@ pub(crate) fn index(e: &mut Engine<'_>, obj: Val, idx: Val, at: usize) -> Val {
             name_built(e, "attribute", &idx, at);
             member(e, obj.clone(), k, at)
         }
-        (Shape::Dict(items), Shape::Str(k)) => items
-            .iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.clone())
-            .unwrap_or_default(),
-        (Shape::List(items), Shape::Num(i)) => usize::try_from(*i)
-            .ok()
-            .and_then(|k| items.get(k))
-            .cloned()
-            .unwrap_or_default(),
-        (Shape::Str(s), Shape::Num(i)) => match usize::try_from(*i).ok().and_then(|k| s.chars().nth(k)) {
-            Some(c) => Val::folded(c.to_string(), "indexing"),
-            None => Val::unknown(),
-        },
-        _ => {
-            let mut t = obj.deep_taint();
-            t.join(&idx.taint);
-            Val::tainted(t)
-        }
+        // A negative index is no element (`a[-1]` is `undefined`).
+        _ => ops::index(&obj, &idx, false),
     }
 }
 
@@ -163,11 +146,7 @@ pub(crate) fn call_value(e: &mut Engine<'_>, callee: Val, c: &Call<'_>) -> Val {
             }
             v
         }
-        _ => {
-            let mut t = c.taint();
-            t.join(&callee.taint);
-            Val::tainted(t)
-        }
+        _ => ops::opaque_call(c.taint(), &callee),
     }
 }
 
@@ -295,7 +274,7 @@ fn str_method(obj: &Val, s: &str, name: &str, c: &Call<'_>) -> Val {
             None => Val::unknown(),
         },
         "repeat" => match c.arg(0).as_num() {
-            Some(n) if (0..=64).contains(&n) => crate::scan::code::ops::repeat(s, n),
+            Some(n) if (0..=64).contains(&n) => ops::repeat(s, n),
             _ => Val::unknown(),
         },
         _ => Val::tainted(obj.deep_taint()),
@@ -310,18 +289,7 @@ fn list_method(obj: &Val, items: &[Val], name: &str, c: &Call<'_>) -> Val {
     match name {
         "join" => {
             let sep = c.arg(0).as_str().map_or_else(|| ",".to_owned(), str::to_owned);
-            let texts: Option<Vec<String>> = items.iter().map(Val::text).collect();
-            match texts {
-                Some(t) => {
-                    let mut v = crate::scan::code::ops::join_texts(&t, &sep);
-                    v.taint = obj.deep_taint();
-                    if items.iter().all(|i| i.text().is_some_and(|t| t.chars().count() <= 2)) {
-                        v.taint.bits |= taint::OBFUSCATED;
-                    }
-                    v
-                }
-                None => Val::tainted(obj.deep_taint()),
-            }
+            ops::join_list(obj, items, &sep)
         }
         "reverse" => Val {
             shape: Shape::List(items.iter().rev().cloned().collect()),

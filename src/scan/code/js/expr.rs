@@ -5,100 +5,32 @@
 use tree_sitter::Node;
 
 use super::{Js, calls, is_function};
-use crate::scan::code::engine::{MAX_DEPTH, is_date_text, is_epoch_like};
-use crate::scan::code::ops::{concat, int_op};
+use crate::scan::code::engine::is_date_text;
+use crate::scan::code::front::Fold;
+use crate::scan::code::ops::{int_literal, push_text};
 use crate::scan::code::value::{MAX_LIST, Shape, Taint, Val, taint, unescape};
 
 impl<'t> Js<'t> {
-    pub(super) fn expr(&mut self, n: Node<'t>) -> Val {
-        if self.e.depth > MAX_DEPTH || !self.e.tick() {
-            return Val::unknown();
-        }
-        self.e.depth += 1;
-        let v = self.expr_inner(n);
-        self.e.depth -= 1;
-        v
-    }
-
-    pub(super) fn expr_inner(&mut self, n: Node<'t>) -> Val {
+    /// JavaScript's expressions ([`Fold::expr_inner`]): literals, names, members, operators;
+    /// the rest in [`Js::expr_more`].
+    pub(super) fn js_expr(&mut self, n: Node<'t>) -> Val {
         match n.kind() {
             "string" => self.string(n),
             "template_string" => self.template(n),
-            "number" => {
-                let t = self.e.text(n).replace('_', "").to_ascii_lowercase();
-                let parsed = if let Some(h) = t.strip_prefix("0x") {
-                    i64::from_str_radix(h, 16).ok()
-                } else if let Some(o) = t.strip_prefix("0o") {
-                    i64::from_str_radix(o, 8).ok()
-                } else if let Some(b) = t.strip_prefix("0b") {
-                    i64::from_str_radix(b, 2).ok()
-                } else {
-                    t.trim_end_matches('n').parse().ok()
-                };
-                match parsed {
-                    Some(x) if is_epoch_like(x) => Val::num(x).with(taint::DATE_CONST),
-                    Some(x) => Val::num(x),
-                    None => Val::unknown(),
-                }
-            }
-            "identifier" | "this" => {
-                let name = self.e.text(n);
-                match self.e.lookup(name) {
-                    Some(v) => v.clone(),
-                    None => match self.e.by_name.get(name) {
-                        Some(&i) => Val {
-                            shape: Shape::Func(i),
-                            ..Val::default()
-                        },
-                        None => calls::global(name),
-                    },
-                }
-            }
+            "number" => int_literal(self.e.text(n)),
+            "identifier" | "this" => self.name_value(self.e.text(n)),
             "member_expression" => {
-                let obj = n
-                    .child_by_field_name("object")
-                    .map(|o| self.expr(o))
-                    .unwrap_or_default();
-                let prop = n
-                    .child_by_field_name("property")
-                    .map(|p| self.e.text(p))
-                    .unwrap_or_default();
+                let obj = self.field(n, "object");
+                let prop = self.field_text(n, "property");
                 calls::member(&mut self.e, obj, prop, n.start_byte())
             }
             "subscript_expression" => {
-                let obj = n
-                    .child_by_field_name("object")
-                    .map(|o| self.expr(o))
-                    .unwrap_or_default();
-                let idx = n.child_by_field_name("index").map(|o| self.expr(o)).unwrap_or_default();
+                let obj = self.field(n, "object");
+                let idx = self.field(n, "index");
                 calls::index(&mut self.e, obj, idx, n.start_byte())
             }
-            "binary_expression" => {
-                let l = n.child_by_field_name("left").map(|x| self.expr(x)).unwrap_or_default();
-                let r = n.child_by_field_name("right").map(|x| self.expr(x)).unwrap_or_default();
-                let op = n
-                    .child_by_field_name("operator")
-                    .map(|o| self.e.text(o))
-                    .unwrap_or_default();
-                let v = js_binary(op, l, r);
-                self.e.record_folded(n.start_byte(), &v);
-                v
-            }
-            "unary_expression" => {
-                let v = n
-                    .child_by_field_name("argument")
-                    .map(|x| self.expr(x))
-                    .unwrap_or_default();
-                let op = n
-                    .child_by_field_name("operator")
-                    .map(|o| self.e.text(o))
-                    .unwrap_or_default();
-                match (op, v.as_num()) {
-                    ("-", Some(x)) => Val::num(-x),
-                    ("~", Some(x)) => Val::num(!x),
-                    _ => Val::tainted(v.deep_taint()),
-                }
-            }
+            "binary_expression" => self.binary(n),
+            "unary_expression" => self.unary(n),
             "parenthesized_expression"
             | "await_expression"
             | "non_null_expression"
@@ -114,7 +46,7 @@ impl<'t> Js<'t> {
         }
     }
 
-    /// More of `expr_inner`: the next group of cases.
+    /// More of [`Js::js_expr`]: the next group of cases.
     pub(super) fn expr_more(&mut self, n: Node<'t>) -> Val {
         match n.kind() {
             "sequence_expression" => {
@@ -127,15 +59,9 @@ impl<'t> Js<'t> {
                 last
             }
             "ternary_expression" => {
-                let _ = n.child_by_field_name("condition").map(|x| self.expr(x));
-                let mut a = n
-                    .child_by_field_name("consequence")
-                    .map(|x| self.expr(x))
-                    .unwrap_or_default();
-                let b = n
-                    .child_by_field_name("alternative")
-                    .map(|x| self.expr(x))
-                    .unwrap_or_default();
+                let _ = self.field(n, "condition");
+                let mut a = self.field(n, "consequence");
+                let b = self.field(n, "alternative");
                 a.taint.join(&b.deep_taint());
                 a
             }
@@ -163,42 +89,11 @@ impl<'t> Js<'t> {
             "object" => self.object(n),
             "call_expression" => self.call(n, false),
             "new_expression" => self.call(n, true),
-            "assignment_expression" => {
-                let v = n.child_by_field_name("right").map(|r| self.expr(r)).unwrap_or_default();
-                if let Some(l) = n.child_by_field_name("left") {
-                    self.bind(l, v.clone(), false);
-                }
-                v
-            }
-            "augmented_assignment_expression" => {
-                let l = n.child_by_field_name("left");
-                let old = l.map(|x| self.expr(x)).unwrap_or_default();
-                let r = n.child_by_field_name("right").map(|x| self.expr(x)).unwrap_or_default();
-                let op = n
-                    .child_by_field_name("operator")
-                    .map(|o| self.e.text(o))
-                    .unwrap_or_default();
-                let mut v = js_binary(op.trim_end_matches('='), old.clone(), r);
-                // A string built in a callback from unknown chunks keeps their taint.
-                v.taint.join(&old.deep_taint());
-                self.e.record_folded(n.start_byte(), &v);
-                if let Some(l) = l {
-                    self.bind(l, v.clone(), false);
-                }
-                v
-            }
+            "assignment_expression" => self.assignment(n, "left", "right"),
+            "augmented_assignment_expression" => self.augmented(n),
             k if is_function(k) => Val::unknown(),
             "regex" => Val::str(self.e.text(n)),
-            _ => {
-                let mut t = Taint::default();
-                let mut c = n.walk();
-                let kids: Vec<Node<'t>> = n.named_children(&mut c).collect();
-                for k in kids {
-                    let v = self.expr(k);
-                    t.join(&v.deep_taint());
-                }
-                Val::tainted(t)
-            }
+            _ => self.parts(n),
         }
     }
 
@@ -220,7 +115,7 @@ impl<'t> Js<'t> {
                         Some((_, x)) => self.e.text(x).to_owned(),
                         None => String::new(),
                     };
-                    let val = k.child_by_field_name("value").map(|x| self.expr(x)).unwrap_or_default();
+                    let val = self.field(k, "value");
                     items.push((key, val));
                 }
                 "shorthand_property_identifier" => {
@@ -279,13 +174,7 @@ impl<'t> Js<'t> {
                     let v = k.named_child(0).map(|x| self.expr(x)).unwrap_or_default();
                     t.join(&v.deep_taint());
                     computed = true;
-                    match v.text() {
-                        Some(s) => out.push_str(&s),
-                        None => {
-                            unknown = true;
-                            out.push('…');
-                        }
-                    }
+                    unknown |= !push_text(&mut out, &v);
                 }
                 _ => {}
             }
@@ -320,14 +209,8 @@ impl<'t> Js<'t> {
             }
         }
         let (callee, recv) = if f.kind() == "member_expression" {
-            let obj = f
-                .child_by_field_name("object")
-                .map(|o| self.expr(o))
-                .unwrap_or_default();
-            let name = f
-                .child_by_field_name("property")
-                .map(|p| self.e.text(p))
-                .unwrap_or_default();
+            let obj = self.field(f, "object");
+            let name = self.field_text(f, "property");
             let is_this = f.child_by_field_name("object").is_some_and(|o| o.kind() == "this");
             if is_this && let Some(&i) = self.e.by_name.get(name) {
                 let args = self.args(&arg_nodes, Val::unknown());
@@ -433,33 +316,4 @@ impl<'t> Js<'t> {
             .leave_closure()
             .unwrap_or_else(|| Val::tainted(input.taint.clone()))
     }
-
-    pub(super) fn call_local(&mut self, i: usize, args: &[Val], n: Node<'t>) -> Val {
-        self.summarise(i);
-        self.e.instantiate(i, args, n.start_byte())
-    }
-}
-
-/// JavaScript's binary operators: `+` concatenates when either side is a string.
-fn js_binary(op: &str, l: Val, r: Val) -> Val {
-    let mut t = l.deep_taint();
-    t.join(&r.deep_taint());
-    let v = match (op, &l.shape, &r.shape) {
-        ("+", Shape::Str(_), Shape::Str(_) | Shape::Num(_)) | ("+", Shape::Num(_), Shape::Str(_)) => {
-            return concat(&[l, r], "concatenation");
-        }
-        (_, Shape::Num(a), Shape::Num(b)) => {
-            let op = match op {
-                ">>>" => ">>",
-                "/" => "//",
-                o => o,
-            };
-            match int_op(op, *a, *b) {
-                Some(x) => Val::num(x),
-                None => Val::unknown(),
-            }
-        }
-        _ => Val::unknown(),
-    };
-    Val { taint: t, ..v }
 }

@@ -14,8 +14,10 @@ mod expr;
 
 use tree_sitter::Node;
 
-use crate::scan::code::engine::{Engine, Func, MAX_DEPTH};
+use crate::scan::code::engine::Engine;
 use crate::scan::code::facts::{Facts, Gate};
+use crate::scan::code::front::{Fold, Front};
+use crate::scan::code::ops::{JAVASCRIPT, Operators};
 use crate::scan::code::value::{Shape, Val};
 
 /// Analyses a parsed JavaScript or TypeScript file.
@@ -23,17 +25,47 @@ pub(crate) fn analyze(src: &str, root: Node<'_>) -> Facts {
     let mut js = Js { e: Engine::new(src) };
     js.hoist(root);
     js.block(root);
-    for i in 0..js.e.funcs.len() {
-        if js.e.exhausted() {
-            break;
-        }
-        js.summarise(i);
-    }
+    js.summarise_all();
     js.e.facts
 }
 
 struct Js<'t> {
     e: Engine<'t>,
+}
+
+impl<'t> Front<'t> for Js<'t> {
+    fn engine(&mut self) -> &mut Engine<'t> {
+        &mut self.e
+    }
+
+    fn statement(&mut self, s: Node<'t>) -> Option<Gate> {
+        self.nested_statement(s)
+    }
+}
+
+impl<'t> Fold<'t> for Js<'t> {
+    const OPERATORS: &'static Operators = &JAVASCRIPT;
+    const BLOCK: &'static str = "statement_block";
+
+    fn expr_inner(&mut self, n: Node<'t>) -> Val {
+        self.js_expr(n)
+    }
+
+    fn statement_inner(&mut self, s: Node<'t>) -> Option<Gate> {
+        self.js_statement(s)
+    }
+
+    fn function_body(&mut self, body: Node<'t>) {
+        self.body(body);
+    }
+
+    fn assign_to(&mut self, target: Node<'t>, v: Val) {
+        self.bind(target, v, false);
+    }
+
+    fn global(name: &str) -> Val {
+        calls::global(name)
+    }
 }
 
 /// Node kinds that are functions.
@@ -62,10 +94,7 @@ impl<'t> Js<'t> {
             };
             match s.kind() {
                 "function_declaration" | "generator_function_declaration" => {
-                    let name = s
-                        .child_by_field_name("name")
-                        .map(|x| self.e.text(x))
-                        .unwrap_or_default();
+                    let name = self.field_text(s, "name");
                     self.register(name, s);
                 }
                 "class_declaration" => {
@@ -73,10 +102,7 @@ impl<'t> Js<'t> {
                         let mut c2 = body.walk();
                         for m in body.named_children(&mut c2) {
                             if m.kind() == "method_definition" {
-                                let name = m
-                                    .child_by_field_name("name")
-                                    .map(|x| self.e.text(x))
-                                    .unwrap_or_default();
+                                let name = self.field_text(m, "name");
                                 self.register(name, m);
                             }
                         }
@@ -105,14 +131,7 @@ impl<'t> Js<'t> {
             return;
         }
         let params = self.params(def).into_iter().map(|(n, _)| n).collect();
-        self.e.funcs.push(Func {
-            name: name.to_owned(),
-            node: def,
-            params,
-            summary: None,
-            busy: false,
-        });
-        self.e.by_name.insert(name.to_owned(), self.e.funcs.len() - 1);
+        self.e.add_function(name, def, params);
     }
 
     /// A function's parameter names (with the node of each).
@@ -138,16 +157,6 @@ impl<'t> Js<'t> {
             .collect()
     }
 
-    fn summarise(&mut self, i: usize) {
-        let Some(saved) = self.e.start_function(i) else {
-            return;
-        };
-        if let Some(body) = self.e.funcs.get(i).and_then(|f| f.node.child_by_field_name("body")) {
-            self.body(body);
-        }
-        self.e.finish_function(i, saved);
-    }
-
     /// A function body: a block, or an arrow's expression (its value is returned).
     fn body(&mut self, body: Node<'t>) {
         if body.kind() == "statement_block" {
@@ -158,33 +167,8 @@ impl<'t> Js<'t> {
         }
     }
 
-    fn block(&mut self, n: Node<'t>) {
-        let outer = self.e.gate.clone();
-        let mut c = n.walk();
-        for s in n.named_children(&mut c) {
-            if !self.e.tick() {
-                break;
-            }
-            if let Some(g) = self.statement(s)
-                && self.e.gate.is_none()
-            {
-                self.e.gate = Some(g);
-            }
-        }
-        self.e.gate = outer;
-    }
-
-    fn statement(&mut self, s: Node<'t>) -> Option<Gate> {
-        if self.e.depth > MAX_DEPTH {
-            return None;
-        }
-        self.e.depth += 1;
-        let g = self.statement_inner(s);
-        self.e.depth -= 1;
-        g
-    }
-
-    fn statement_inner(&mut self, s: Node<'t>) -> Option<Gate> {
+    /// JavaScript's statements ([`Fold::statement_inner`]).
+    fn js_statement(&mut self, s: Node<'t>) -> Option<Gate> {
         match s.kind() {
             "expression_statement" => {
                 if let Some(x) = s.named_child(0) {
@@ -195,7 +179,7 @@ impl<'t> Js<'t> {
                 let mut c = s.walk();
                 let decls: Vec<Node<'t>> = s.named_children(&mut c).collect();
                 for d in decls.into_iter().filter(|d| d.kind() == "variable_declarator") {
-                    let v = d.child_by_field_name("value").map(|x| self.expr(x)).unwrap_or_default();
+                    let v = self.field(d, "value");
                     if let Some(name) = d.child_by_field_name("name") {
                         self.bind(name, v, true);
                     }
@@ -230,7 +214,7 @@ impl<'t> Js<'t> {
                 return gate;
             }
             "for_in_statement" => {
-                let right = s.child_by_field_name("right").map(|r| self.expr(r)).unwrap_or_default();
+                let right = self.field(s, "right");
                 if let Some(left) = s.child_by_field_name("left") {
                     let item = match &right.shape {
                         Shape::List(items) => items.first().cloned().unwrap_or_default(),
@@ -243,10 +227,7 @@ impl<'t> Js<'t> {
                 }
             }
             "function_declaration" | "generator_function_declaration" => {
-                let name = s
-                    .child_by_field_name("name")
-                    .map(|x| self.e.text(x))
-                    .unwrap_or_default();
+                let name = self.field_text(s, "name");
                 self.register(name, s);
             }
             "class_declaration" => {
@@ -297,27 +278,10 @@ impl<'t> Js<'t> {
                 .filter(|m| m.kind() == "method_definition")
                 .collect();
             for m in methods {
-                let name = m
-                    .child_by_field_name("name")
-                    .map(|x| self.e.text(x))
-                    .unwrap_or_default();
+                let name = self.field_text(m, "name");
                 self.register(name, m);
             }
         }
-    }
-
-    fn gated(&mut self, gate: Option<Gate>, body: Option<Node<'t>>) {
-        let Some(body) = body else { return };
-        let saved = self.e.gate.clone();
-        if self.e.gate.is_none() {
-            self.e.gate = gate;
-        }
-        if body.kind() == "statement_block" {
-            self.block(body);
-        } else {
-            self.statement(body);
-        }
-        self.e.gate = saved;
     }
 
     fn exits(&self, b: Node<'t>) -> bool {
@@ -350,10 +314,7 @@ impl<'t> Js<'t> {
                     let mut c2 = p.walk();
                     let specs: Vec<Node<'t>> = p.named_children(&mut c2).collect();
                     for spec in specs {
-                        let name = spec
-                            .child_by_field_name("name")
-                            .map(|x| self.e.text(x))
-                            .unwrap_or_default();
+                        let name = self.field_text(spec, "name");
                         let alias = spec
                             .child_by_field_name("alias")
                             .map(|x| self.e.text(x))

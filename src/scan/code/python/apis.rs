@@ -8,6 +8,7 @@ use crate::scan::code::effects::{
 };
 use crate::scan::code::engine::Engine;
 use crate::scan::code::facts::{Ev, Lang};
+use crate::scan::code::ops::bytes_text;
 use crate::scan::code::value::{Shape, Taint, Val, taint};
 
 /// The known APIs, by normalised path; `recv` is the receiver of a method call.
@@ -49,21 +50,15 @@ pub(super) fn api_call(e: &mut Engine<'_>, path: &str, recv: Option<&Val>, c: &C
         "str" | "bytes" | "bytearray" | "bytes.decode" | "str.join" => {
             let a = c.arg(0);
             match &a.shape {
-                Shape::List(items) if path != "str" => {
-                    let bytes: Option<Vec<u8>> = items
-                        .iter()
-                        .map(|i| i.as_num().and_then(|n| u8::try_from(n).ok()))
-                        .collect();
-                    match bytes {
-                        Some(b) => {
-                            let mut v = Val::folded(String::from_utf8_lossy(&b).into_owned(), "bytes");
-                            v.taint = a.deep_taint();
-                            v.taint.bits |= taint::OBFUSCATED;
-                            v
-                        }
-                        None => Val::tainted(a.deep_taint()),
+                Shape::List(items) if path != "str" => match bytes_text(items) {
+                    Some(b) => {
+                        let mut v = Val::folded(b, "bytes");
+                        v.taint = a.deep_taint();
+                        v.taint.bits |= taint::OBFUSCATED;
+                        v
                     }
-                }
+                    None => Val::tainted(a.deep_taint()),
+                },
                 Shape::Num(n) if path == "str" => Val::str(n.to_string()),
                 _ => a,
             }

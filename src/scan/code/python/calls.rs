@@ -10,6 +10,7 @@ use crate::scan::code::effects::{
 };
 use crate::scan::code::engine::Engine;
 use crate::scan::code::facts::Ev;
+use crate::scan::code::ops;
 use crate::scan::code::value::{MAX_LIST, Shape, Taint, Val, taint};
 
 use super::apis::api_call;
@@ -119,34 +120,8 @@ pub(crate) fn subscript(e: &mut Engine<'_>, obj: Val, idx: Val, n: Node<'_>) -> 
             let path = if p.is_empty() { k.clone() } else { format!("{p}.{k}") };
             api_val(&path)
         }
-        (Shape::Dict(items), Shape::Str(k)) => items
-            .iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.clone())
-            .unwrap_or_default(),
-        (Shape::List(items), Shape::Num(i)) => {
-            let len = i64::try_from(items.len()).unwrap_or(0);
-            let k = if *i < 0 { len + i } else { *i };
-            usize::try_from(k)
-                .ok()
-                .and_then(|k| items.get(k))
-                .cloned()
-                .unwrap_or_default()
-        }
-        (Shape::Str(s), Shape::Num(i)) => {
-            let chars: Vec<char> = s.chars().collect();
-            let len = i64::try_from(chars.len()).unwrap_or(0);
-            let k = if *i < 0 { len + i } else { *i };
-            match usize::try_from(k).ok().and_then(|k| chars.get(k)) {
-                Some(c) => Val::folded(c.to_string(), "indexing"),
-                None => Val::unknown(),
-            }
-        }
-        _ => {
-            let mut t = obj.deep_taint();
-            t.join(&idx.taint);
-            Val::tainted(t)
-        }
+        // `a[-1]` counts from the end.
+        _ => ops::index(&obj, &idx, true),
     }
 }
 
@@ -159,11 +134,7 @@ pub(crate) fn call_value(e: &mut Engine<'_>, callee: Val, c: &Call<'_>) -> Val {
             v.taint.join(&callee.taint);
             v
         }
-        _ => {
-            let mut t = c.taint();
-            t.join(&callee.taint);
-            Val::tainted(t)
-        }
+        _ => ops::opaque_call(c.taint(), &callee),
     }
 }
 
@@ -261,20 +232,7 @@ fn str_method(e: &mut Engine<'_>, obj: &Val, s: &str, name: &str, c: &Call<'_>) 
         "join" => {
             let parts = c.arg(0);
             match &parts.shape {
-                Shape::List(items) => {
-                    let texts: Option<Vec<String>> = items.iter().map(Val::text).collect();
-                    match texts {
-                        Some(t) => {
-                            let mut v = crate::scan::code::ops::join_texts(&t, s);
-                            v.taint = parts.deep_taint();
-                            if items.iter().all(|i| i.text().is_some_and(|t| t.chars().count() <= 2)) {
-                                v.taint.bits |= taint::OBFUSCATED;
-                            }
-                            v
-                        }
-                        None => Val::tainted(parts.deep_taint()),
-                    }
-                }
+                Shape::List(items) => ops::join_list(&parts, items, s),
                 _ => Val::tainted(parts.deep_taint()),
             }
         }

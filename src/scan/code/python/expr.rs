@@ -5,23 +5,15 @@
 use tree_sitter::Node;
 
 use super::{Py, calls};
-use crate::scan::code::engine::{MAX_DEPTH, is_date_text, is_epoch_like};
-use crate::scan::code::ops::{binary, concat};
+use crate::scan::code::engine::is_date_text;
+use crate::scan::code::front::Fold;
+use crate::scan::code::ops::{concat, int_literal, push_text};
 use crate::scan::code::value::{MAX_LIST, Shape, Taint, Val, taint, unescape};
 
 impl<'t> Py<'t> {
-    /// Evaluates an expression.
-    pub(super) fn expr(&mut self, n: Node<'t>) -> Val {
-        if self.e.depth > MAX_DEPTH || !self.e.tick() {
-            return Val::unknown();
-        }
-        self.e.depth += 1;
-        let v = self.expr_inner(n);
-        self.e.depth -= 1;
-        v
-    }
-
-    pub(super) fn expr_inner(&mut self, n: Node<'t>) -> Val {
+    /// Python's expressions ([`Fold::expr_inner`]): literals, names, attributes, subscripts,
+    /// operators; the rest in [`Py::expr_more`].
+    pub(super) fn py_expr(&mut self, n: Node<'t>) -> Val {
         match n.kind() {
             "string" => self.string(n),
             "concatenated_string" => {
@@ -30,49 +22,15 @@ impl<'t> Py<'t> {
                 let vals: Vec<Val> = parts.into_iter().map(|p| self.string(p)).collect();
                 concat(&vals, "concatenation")
             }
-            "integer" => {
-                let t = self.e.text(n).replace('_', "").to_ascii_lowercase();
-                let parsed = if let Some(h) = t.strip_prefix("0x") {
-                    i64::from_str_radix(h, 16).ok()
-                } else if let Some(o) = t.strip_prefix("0o") {
-                    i64::from_str_radix(o, 8).ok()
-                } else if let Some(b) = t.strip_prefix("0b") {
-                    i64::from_str_radix(b, 2).ok()
-                } else {
-                    t.parse().ok()
-                };
-                match parsed {
-                    Some(x) if is_epoch_like(x) => Val::num(x).with(taint::DATE_CONST),
-                    Some(x) => Val::num(x),
-                    None => Val::unknown(),
-                }
-            }
-            "identifier" => {
-                let name = self.e.text(n);
-                match self.e.lookup(name) {
-                    Some(v) => v.clone(),
-                    None => match self.e.by_name.get(name) {
-                        Some(&i) => Val {
-                            shape: Shape::Func(i),
-                            ..Val::default()
-                        },
-                        None => calls::api_val(name),
-                    },
-                }
-            }
+            "integer" => int_literal(self.e.text(n)),
+            "identifier" => self.name_value(self.e.text(n)),
             "attribute" => {
-                let obj = n
-                    .child_by_field_name("object")
-                    .map(|o| self.expr(o))
-                    .unwrap_or_default();
-                let attr = n
-                    .child_by_field_name("attribute")
-                    .map(|a| self.e.text(a))
-                    .unwrap_or_default();
+                let obj = self.field(n, "object");
+                let attr = self.field_text(n, "attribute");
                 calls::attribute(&mut self.e, obj, attr, n)
             }
             "subscript" => {
-                let obj = n.child_by_field_name("value").map(|o| self.expr(o)).unwrap_or_default();
+                let obj = self.field(n, "value");
                 let idx_node = n.child_by_field_name("subscript");
                 let v = match idx_node {
                     Some(s) if s.kind() == "slice" => self.slice(obj, s),
@@ -85,49 +43,16 @@ impl<'t> Py<'t> {
                 self.e.record_folded(n.start_byte(), &v);
                 v
             }
-            "binary_operator" => {
-                let l = n.child_by_field_name("left").map(|x| self.expr(x)).unwrap_or_default();
-                let r = n.child_by_field_name("right").map(|x| self.expr(x)).unwrap_or_default();
-                let op = n
-                    .child_by_field_name("operator")
-                    .map(|o| self.e.text(o))
-                    .unwrap_or_default();
-                let v = binary(op, l, r);
-                self.e.record_folded(n.start_byte(), &v);
-                v
-            }
-            "unary_operator" => {
-                let v = n
-                    .child_by_field_name("argument")
-                    .map(|x| self.expr(x))
-                    .unwrap_or_default();
-                let op = n
-                    .child_by_field_name("operator")
-                    .map(|o| self.e.text(o))
-                    .unwrap_or_default();
-                match (op, v.as_num()) {
-                    ("-", Some(x)) => Val::num(-x),
-                    ("~", Some(x)) => Val::num(!x),
-                    _ => Val::tainted(v.deep_taint()),
-                }
-            }
+            "binary_operator" => self.binary(n),
+            "unary_operator" => self.unary(n),
             _ => self.expr_more(n),
         }
     }
 
-    /// The rest of [`Py::expr_inner`]: operators, containers, calls, assignments.
+    /// The rest of [`Py::py_expr`]: operators, containers, calls, assignments.
     pub(super) fn expr_more(&mut self, n: Node<'t>) -> Val {
         match n.kind() {
-            "comparison_operator" | "boolean_operator" | "not_operator" => {
-                let mut t = Taint::default();
-                let mut c = n.walk();
-                let kids: Vec<Node<'t>> = n.named_children(&mut c).collect();
-                for k in kids {
-                    let v = self.expr(k);
-                    t.join(&v.deep_taint());
-                }
-                Val::tainted(t)
-            }
+            "comparison_operator" | "boolean_operator" | "not_operator" => self.parts(n),
             "conditional_expression" => {
                 let mut c = n.walk();
                 let kids: Vec<Node<'t>> = n.named_children(&mut c).collect();
@@ -165,8 +90,8 @@ impl<'t> Py<'t> {
                 let mut items = Vec::new();
                 for k in kids.into_iter().take(MAX_LIST) {
                     if k.kind() == "pair" {
-                        let key = k.child_by_field_name("key").map(|x| self.expr(x)).unwrap_or_default();
-                        let val = k.child_by_field_name("value").map(|x| self.expr(x)).unwrap_or_default();
+                        let key = self.field(k, "key");
+                        let val = self.field(k, "value");
                         let key = key.text().unwrap_or_else(|| self.e.text(k).to_owned());
                         items.push((key, val));
                     }
@@ -178,48 +103,11 @@ impl<'t> Py<'t> {
             }
             "list_comprehension" | "generator_expression" | "set_comprehension" => self.comprehension(n),
             "call" => self.call(n),
-            "assignment" => {
-                let v = n.child_by_field_name("right").map(|r| self.expr(r)).unwrap_or_default();
-                if let Some(l) = n.child_by_field_name("left") {
-                    self.bind(l, v.clone());
-                }
-                v
-            }
-            "augmented_assignment" => {
-                let l = n.child_by_field_name("left");
-                let old = l.map(|x| self.expr(x)).unwrap_or_default();
-                let r = n.child_by_field_name("right").map(|x| self.expr(x)).unwrap_or_default();
-                let op = n
-                    .child_by_field_name("operator")
-                    .map(|o| self.e.text(o))
-                    .unwrap_or_default();
-                let v = binary(op.trim_end_matches('='), old, r);
-                self.e.record_folded(n.start_byte(), &v);
-                if let Some(l) = l {
-                    self.bind(l, v.clone());
-                }
-                v
-            }
-            "named_expression" => {
-                let v = n.child_by_field_name("value").map(|r| self.expr(r)).unwrap_or_default();
-                if let Some(l) = n.child_by_field_name("name") {
-                    self.bind(l, v.clone());
-                }
-                v
-            }
+            "assignment" => self.assignment(n, "left", "right"),
+            "augmented_assignment" => self.augmented(n),
+            "named_expression" => self.assignment(n, "name", "value"),
             "lambda" => Val::unknown(),
-            _ => {
-                // Unknown expressions: unknown, but their parts are evaluated (calls in them
-                // are seen) and their taint kept.
-                let mut t = Taint::default();
-                let mut c = n.walk();
-                let kids: Vec<Node<'t>> = n.named_children(&mut c).collect();
-                for k in kids {
-                    let v = self.expr(k);
-                    t.join(&v.deep_taint());
-                }
-                Val::tainted(t)
-            }
+            _ => self.parts(n),
         }
     }
 
@@ -256,15 +144,10 @@ impl<'t> Py<'t> {
                 "interpolation" if fmt => {
                     let v = k.named_child(0).map(|x| self.expr(x)).unwrap_or_default();
                     t.join(&v.deep_taint());
-                    match v.text() {
-                        Some(s) => {
-                            out.push_str(&s);
-                            escaped = true;
-                        }
-                        None => {
-                            unknown = true;
-                            out.push('…');
-                        }
+                    if push_text(&mut out, &v) {
+                        escaped = true;
+                    } else {
+                        unknown = true;
                     }
                 }
                 _ => {}
@@ -337,10 +220,7 @@ impl<'t> Py<'t> {
         let (Some(body), [clause]) = (body, fors.as_slice()) else {
             return Val::unknown();
         };
-        let iter = clause
-            .child_by_field_name("right")
-            .map(|r| self.expr(r))
-            .unwrap_or_default();
+        let iter = self.field(*clause, "right");
         let var = clause.child_by_field_name("left").filter(|l| l.kind() == "identifier");
         let items: Vec<Val> = match &iter.shape {
             Shape::List(items) => items.clone(),
@@ -382,11 +262,8 @@ impl<'t> Py<'t> {
             for k in kids.into_iter().filter(|_| a.kind() != "generator_expression") {
                 match k.kind() {
                     "keyword_argument" => {
-                        let name = k
-                            .child_by_field_name("name")
-                            .map(|x| self.e.text(x))
-                            .unwrap_or_default();
-                        let v = k.child_by_field_name("value").map(|x| self.expr(x)).unwrap_or_default();
+                        let name = self.field_text(k, "name");
+                        let v = self.field(k, "value");
                         kwargs.push((name.to_owned(), v));
                     }
                     "list_splat" => {
@@ -409,14 +286,8 @@ impl<'t> Py<'t> {
         }
         // `obj.method(…)`: the receiver's value and the method name.
         let (callee, recv) = if f.kind() == "attribute" {
-            let obj = f
-                .child_by_field_name("object")
-                .map(|o| self.expr(o))
-                .unwrap_or_default();
-            let name = f
-                .child_by_field_name("attribute")
-                .map(|a| self.e.text(a))
-                .unwrap_or_default();
+            let obj = self.field(f, "object");
+            let name = self.field_text(f, "attribute");
             let local = matches!(
                 f.child_by_field_name("object").map(|o| self.e.text(o)),
                 Some("self" | "cls")
@@ -448,47 +319,4 @@ impl<'t> Py<'t> {
         self.e.record_folded(n.start_byte(), &v);
         v
     }
-
-    pub(super) fn call_local(&mut self, i: usize, args: &[Val], n: Node<'t>) -> Val {
-        self.summarise(i);
-        self.e.instantiate(i, args, n.start_byte())
-    }
-}
-
-/// `"%s-%d" % (a, b)`; `%c` takes a code point.
-pub(crate) fn percent_format(f: &str, args: &Val) -> Option<String> {
-    let list = match &args.shape {
-        Shape::List(items) => items.clone(),
-        _ => vec![args.clone()],
-    };
-    let mut it = list.into_iter();
-    let mut out = String::new();
-    let mut chars = f.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        // Flags and width are skipped.
-        while chars
-            .peek()
-            .is_some_and(|c| c.is_ascii_digit() || matches!(c, '-' | '+' | ' ' | '#' | '.'))
-        {
-            chars.next();
-        }
-        match chars.next()? {
-            '%' => out.push('%'),
-            's' | 'r' | 'd' | 'i' => out.push_str(&it.next()?.text()?),
-            'c' => {
-                let v = it.next()?;
-                match v.as_num() {
-                    Some(n) => out.push(char::from_u32(u32::try_from(n).ok()?)?),
-                    None => out.push_str(&v.text()?),
-                }
-            }
-            'x' => out.push_str(&format!("{:x}", it.next()?.as_num()?)),
-            _ => return None,
-        }
-    }
-    Some(out)
 }

@@ -8,12 +8,12 @@ mod apis;
 mod calls;
 mod expr;
 
-pub(crate) use expr::percent_format;
-
 use tree_sitter::Node;
 
-use crate::scan::code::engine::{Engine, Func, MAX_DEPTH};
-use crate::scan::code::facts::Facts;
+use crate::scan::code::engine::Engine;
+use crate::scan::code::facts::{Facts, Gate};
+use crate::scan::code::front::{Fold, Front};
+use crate::scan::code::ops::{Operators, PYTHON};
 use crate::scan::code::value::{MAX_LIST, Shape, Val};
 
 /// Analyses a parsed Python file.
@@ -21,12 +21,47 @@ pub(crate) fn analyze(src: &str, root: Node<'_>) -> Facts {
     let mut py = Py { e: Engine::new(src) };
     py.register_functions(root, "");
     py.block(root);
-    py.finish_functions();
+    py.summarise_all();
     py.e.facts
 }
 
 struct Py<'t> {
     e: Engine<'t>,
+}
+
+impl<'t> Front<'t> for Py<'t> {
+    fn engine(&mut self) -> &mut Engine<'t> {
+        &mut self.e
+    }
+
+    fn statement(&mut self, s: Node<'t>) -> Option<Gate> {
+        self.nested_statement(s)
+    }
+}
+
+impl<'t> Fold<'t> for Py<'t> {
+    const OPERATORS: &'static Operators = &PYTHON;
+    const BLOCK: &'static str = "block";
+
+    fn expr_inner(&mut self, n: Node<'t>) -> Val {
+        self.py_expr(n)
+    }
+
+    fn statement_inner(&mut self, s: Node<'t>) -> Option<Gate> {
+        self.py_statement(s)
+    }
+
+    fn function_body(&mut self, body: Node<'t>) {
+        self.block(body);
+    }
+
+    fn assign_to(&mut self, target: Node<'t>, v: Val) {
+        self.bind(target, v);
+    }
+
+    fn global(name: &str) -> Val {
+        calls::api_val(name)
+    }
 }
 
 impl<'t> Py<'t> {
@@ -43,10 +78,7 @@ impl<'t> Py<'t> {
             match def.kind() {
                 "function_definition" => self.register(def, class),
                 "class_definition" => {
-                    let name = def
-                        .child_by_field_name("name")
-                        .map(|x| self.e.text(x))
-                        .unwrap_or_default();
+                    let name = self.field_text(def, "name");
                     if let Some(body) = def.child_by_field_name("body") {
                         self.register_functions(body, name);
                     }
@@ -57,10 +89,7 @@ impl<'t> Py<'t> {
     }
 
     fn register(&mut self, def: Node<'t>, class: &str) {
-        let name = def
-            .child_by_field_name("name")
-            .map(|x| self.e.text(x))
-            .unwrap_or_default();
+        let name = self.field_text(def, "name");
         if name.is_empty() || self.e.by_name.contains_key(name) {
             return;
         }
@@ -80,72 +109,14 @@ impl<'t> Py<'t> {
         if !class.is_empty() && params.first().is_some_and(|p| p == "self" || p == "cls") {
             params.remove(0);
         }
-        let i = self.e.funcs.len();
-        self.e.funcs.push(Func {
-            name: name.to_owned(),
-            node: def,
-            params,
-            summary: None,
-            busy: false,
-        });
-        self.e.by_name.insert(name.to_owned(), i);
+        let i = self.e.add_function(name, def, params);
         if !class.is_empty() {
             self.e.by_name.insert(format!("{class}.{name}"), i);
         }
     }
 
-    /// Analyses function `i` (once) and returns whether it has a summary.
-    fn summarise(&mut self, i: usize) {
-        let Some(saved) = self.e.start_function(i) else {
-            return;
-        };
-        if let Some(body) = self.e.funcs.get(i).and_then(|f| f.node.child_by_field_name("body")) {
-            self.block(body);
-        }
-        self.e.finish_function(i, saved);
-    }
-
-    /// Functions never called from the module are analysed on their own (entry points of a
-    /// framework, `main` behind a guard the engine did not follow).
-    fn finish_functions(&mut self) {
-        for i in 0..self.e.funcs.len() {
-            if self.e.exhausted() {
-                break;
-            }
-            self.summarise(i);
-        }
-    }
-
-    /// Runs the statements of a block (a module, a function body, a branch).
-    fn block(&mut self, n: Node<'t>) {
-        let outer_gate = self.e.gate.clone();
-        let mut c = n.walk();
-        for s in n.named_children(&mut c) {
-            if !self.e.tick() {
-                break;
-            }
-            if let Some(g) = self.statement(s)
-                && self.e.gate.is_none()
-            {
-                // An early exit under a gate (`if in_sandbox(): sys.exit()`) gates the rest.
-                self.e.gate = Some(g);
-            }
-        }
-        self.e.gate = outer_gate;
-    }
-
-    /// Runs one statement; returns a gate that applies to the rest of the block.
-    fn statement(&mut self, s: Node<'t>) -> Option<crate::scan::code::facts::Gate> {
-        if self.e.depth > MAX_DEPTH {
-            return None;
-        }
-        self.e.depth += 1;
-        let rest_gate = self.statement_inner(s);
-        self.e.depth -= 1;
-        rest_gate
-    }
-
-    fn statement_inner(&mut self, s: Node<'t>) -> Option<crate::scan::code::facts::Gate> {
+    /// Python's statements ([`Fold::statement_inner`]).
+    fn py_statement(&mut self, s: Node<'t>) -> Option<Gate> {
         match s.kind() {
             "expression_statement" => {
                 let mut c = s.walk();
@@ -184,10 +155,7 @@ impl<'t> Py<'t> {
             }
             "class_definition" => {
                 if let Some(b) = s.child_by_field_name("body") {
-                    let name = s
-                        .child_by_field_name("name")
-                        .map(|x| self.e.text(x))
-                        .unwrap_or_default();
+                    let name = self.field_text(s, "name");
                     self.register_functions(b, name);
                     // Class attributes are evaluated; methods were registered.
                     let mut c = b.walk();
@@ -227,21 +195,7 @@ impl<'t> Py<'t> {
         None
     }
 
-    fn gated(&mut self, gate: Option<crate::scan::code::facts::Gate>, body: Option<Node<'t>>) {
-        let Some(body) = body else { return };
-        let saved = self.e.gate.clone();
-        if self.e.gate.is_none() {
-            self.e.gate = gate;
-        }
-        if body.kind() == "block" {
-            self.block(body);
-        } else {
-            self.statement(body);
-        }
-        self.e.gate = saved;
-    }
-
-    fn if_statement(&mut self, s: Node<'t>) -> Option<crate::scan::code::facts::Gate> {
+    fn if_statement(&mut self, s: Node<'t>) -> Option<Gate> {
         let cond_node = s.child_by_field_name("condition")?;
         let cond = self.expr(cond_node);
         let gate = self.e.gate_of(&cond, cond_node);
@@ -251,7 +205,7 @@ impl<'t> Py<'t> {
         for alt in s.children_by_field_name("alternative", &mut c) {
             if alt.kind() == "elif_clause" {
                 let cn = alt.child_by_field_name("condition");
-                let v = cn.map(|x| self.expr(x)).unwrap_or_default();
+                let v = self.field(alt, "condition");
                 let g = cn.and_then(|x| self.e.gate_of(&v, x)).or_else(|| gate.clone());
                 self.gated(g, alt.child_by_field_name("consequence"));
             } else {
@@ -279,7 +233,7 @@ impl<'t> Py<'t> {
 
     fn for_statement(&mut self, s: Node<'t>) {
         let left = s.child_by_field_name("left");
-        let iter = s.child_by_field_name("right").map(|r| self.expr(r)).unwrap_or_default();
+        let iter = self.field(s, "right");
         let Some(body) = s.child_by_field_name("body") else {
             return;
         };
@@ -334,9 +288,7 @@ impl<'t> Py<'t> {
         for name in s.children_by_field_name("name", &mut c) {
             let (path, alias) = match name.kind() {
                 "aliased_import" => (
-                    name.child_by_field_name("name")
-                        .map(|x| self.e.text(x))
-                        .unwrap_or_default(),
+                    self.field_text(name, "name"),
                     name.child_by_field_name("alias").map(|x| self.e.text(x)),
                 ),
                 _ => (self.e.text(name), None),

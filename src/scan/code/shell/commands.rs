@@ -7,21 +7,15 @@ use super::words::{join_words, printf};
 use super::{Cmd, Sh};
 use crate::scan::code::apis::{is_shell_program, probe_command};
 use crate::scan::code::effects::{Decoder, decode, exec_text, file_read, file_write, send, spawn};
-use crate::scan::code::engine::MAX_DEPTH;
 use crate::scan::code::facts::{Ev, Lang};
+use crate::scan::code::front::Front;
 use crate::scan::code::value::{Taint, Val, taint, unescape};
 
 impl<'t> Sh<'t, '_> {
     /// Runs a command, pipeline or redirected statement with `input` on its standard input;
     /// its output's value.
     pub(super) fn run(&mut self, n: Node<'t>, input: Option<Val>) -> Val {
-        if self.e.depth > MAX_DEPTH || !self.e.tick() {
-            return Val::unknown();
-        }
-        self.e.depth += 1;
-        let v = self.run_inner(n, input);
-        self.e.depth -= 1;
-        v
+        self.deeper(true, |sh| sh.run_inner(n, input)).unwrap_or_default()
     }
 
     pub(super) fn run_inner(&mut self, n: Node<'t>, input: Option<Val>) -> Val {
@@ -166,63 +160,54 @@ impl<'t> Sh<'t, '_> {
 
     /// Commands that transform their input or print text: `echo`, `printf`, decoders, `rev`, `cat`, probes.
     pub(super) fn filters(&mut self, c: Cmd<'_>) -> Val {
-        let Cmd {
-            base,
-            program,
-            args,
-            strs,
-            input,
-            input_t,
-            to,
-            at,
-        } = c;
-        match base.as_str() {
+        match c.base.as_str() {
             "echo" | "printf" => {
-                if base == "echo" {
-                    let skip = strs.iter().take_while(|s| s.starts_with('-') && s.len() <= 3).count();
-                    let e_flag = strs.iter().take(skip).any(|s| s.contains('e'));
-                    let text = join_words(&intersperse(&args[skip..]));
+                if c.base == "echo" {
+                    let skip = c.strs.iter().take_while(|s| s.starts_with('-') && s.len() <= 3).count();
+                    let e_flag = c.strs.iter().take(skip).any(|s| s.contains('e'));
+                    let text = join_words(&intersperse(&c.args[skip..]));
                     match (text.as_str(), e_flag) {
                         (Some(s), true) => Val::folded(unescape(s), "echo -e"),
                         _ => text,
                     }
                 } else {
-                    printf(&args)
+                    printf(&c.args)
                 }
             }
             "base64" | "base32" | "openssl"
-                if strs
+                if c.strs
                     .iter()
                     .any(|s| matches!(s.as_str(), "-d" | "--decode" | "-D" | "-di" | "-id")) =>
             {
-                decode(Decoder::Base64, &input.unwrap_or_default())
+                decode(Decoder::Base64, &c.input.unwrap_or_default())
             }
-            "xxd" if strs.iter().any(|s| s.contains('r')) => decode(Decoder::Hex, &input.unwrap_or_default()),
-            "rev" => match input.as_ref().and_then(|i| i.as_str()) {
+            "xxd" if c.strs.iter().any(|s| s.contains('r')) => decode(Decoder::Hex, &c.input.unwrap_or_default()),
+            "rev" => match c.input.as_ref().and_then(|i| i.as_str()) {
                 Some(s) => Val::folded(s.trim_end_matches('\n').chars().rev().collect(), "rev").with(taint::OBFUSCATED),
-                None => Val::tainted(input_t),
+                None => Val::tainted(c.input_t),
             },
-            "tr" if strs.len() == 2 && strs[0].contains("A-Z") && strs[1].contains("N-Z") => {
-                decode(Decoder::Rot13, &input.unwrap_or_default())
+            "tr" if c.strs.len() == 2 && c.strs[0].contains("A-Z") && c.strs[1].contains("N-Z") => {
+                decode(Decoder::Rot13, &c.input.unwrap_or_default())
             }
-            "gunzip" | "zcat" | "gzip" | "zlib-flate" | "pigz" if input.is_some() => {
-                decode(Decoder::Inflate, &input.unwrap_or_default())
+            "gunzip" | "zcat" | "gzip" | "zlib-flate" | "pigz" if c.input.is_some() => {
+                decode(Decoder::Inflate, &c.input.unwrap_or_default())
             }
             "cat" | "head" | "tail" | "less" | "more" | "tac" | "strings" => {
-                let files: Vec<&Val> = args
+                let files: Vec<&Val> = c
+                    .args
                     .iter()
                     .filter(|a| !a.text().unwrap_or_default().starts_with('-'))
                     .collect();
                 if files.is_empty() {
-                    return input.unwrap_or_default();
+                    return c.input.unwrap_or_default();
                 }
-                let mut t = input_t;
+                let mut t = c.input_t;
                 let mut last = Val::unknown();
                 for f in files {
-                    last = file_read(&mut self.e, f, at);
+                    last = file_read(&mut self.e, f, c.at);
                     t.join(&last.taint);
                 }
-                if let (Some(body), true) = (input.as_ref().and_then(|i| i.as_str()), to.is_empty()) {
+                if let (Some(body), true) = (c.input.as_ref().and_then(|i| i.as_str()), c.to.is_empty()) {
                     let _ = body;
                 }
                 Val { taint: t, ..last }
@@ -231,47 +216,34 @@ impl<'t> Sh<'t, '_> {
             "whoami" | "hostname" | "uname" | "id" | "systemd-detect-virt" | "virt-what" | "dmidecode" | "nproc" => {
                 Val::tainted(Taint::of(taint::PROBE))
             }
-            "grep" | "egrep" | "fgrep" if strs.iter().any(|s| probe_command(s)) => {
+            "grep" | "egrep" | "fgrep" if c.strs.iter().any(|s| probe_command(s)) => {
                 Val::tainted(Taint::of(taint::PROBE))
             }
-            _ => self.effects(Cmd {
-                base,
-                program,
-                args,
-                strs,
-                input,
-                input_t,
-                to,
-                at,
-            }),
+            _ => self.effects(c),
         }
     }
 
     /// Commands with effects: `eval`, `source`, `alias`, `read -s`, `chmod`, `curl`/`wget`, `nc`.
     pub(super) fn effects(&mut self, c: Cmd<'_>) -> Val {
-        let Cmd {
-            base,
-            program,
-            args,
-            strs,
-            input,
-            input_t,
-            to,
-            at,
-        } = c;
-        match base.as_str() {
-            "eval" => exec_text(&mut self.e, "eval", join_words(&intersperse(&args)), Lang::Shell, at),
-            "source" | "." => spawn(&mut self.e, &base, Val::str(base.clone()), args, at),
+        match c.base.as_str() {
+            "eval" => exec_text(
+                &mut self.e,
+                "eval",
+                join_words(&intersperse(&c.args)),
+                Lang::Shell,
+                c.at,
+            ),
+            "source" | "." => spawn(&mut self.e, &c.base, Val::str(c.base.clone()), c.args, c.at),
             "alias" => {
-                for a in &args {
-                    self.alias(a, at);
+                for a in &c.args {
+                    self.alias(a, c.at);
                 }
                 Val::unknown()
             }
             "read" => {
-                if strs.iter().any(|s| s.starts_with('-') && s.contains('s')) {
-                    self.e.emit(at, Ev::PasswordPrompt);
-                    if let Some(var) = strs.iter().rfind(|s| !s.starts_with('-')) {
+                if c.strs.iter().any(|s| s.starts_with('-') && s.contains('s')) {
+                    self.e.emit(c.at, Ev::PasswordPrompt);
+                    if let Some(var) = c.strs.iter().rfind(|s| !s.starts_with('-')) {
                         self.e
                             .declare(var, Val::tainted(Taint::secret("a password typed by the user")));
                     }
@@ -279,7 +251,8 @@ impl<'t> Sh<'t, '_> {
                 Val::unknown()
             }
             "chmod" => {
-                let mode = strs
+                let mode = c
+                    .strs
                     .iter()
                     .find(|s| !s.starts_with('-') || s.starts_with("-x"))
                     .cloned()
@@ -289,54 +262,47 @@ impl<'t> Sh<'t, '_> {
                         .chars()
                         .filter(char::is_ascii_digit)
                         .any(|d| matches!(d, '1' | '3' | '5' | '7'));
-                for p in args
+                for p in c
+                    .args
                     .iter()
                     .skip(1)
                     .filter(|a| !a.text().unwrap_or_default().starts_with('-'))
                 {
-                    self.e.emit(at, Ev::Chmod { path: p.clone(), exec });
+                    self.e.emit(c.at, Ev::Chmod { path: p.clone(), exec });
                 }
                 Val::unknown()
             }
-            "curl" | "wget" => self.fetch(&base, &args, &strs, input_t, to, at),
+            "curl" | "wget" => self.fetch(&c.base, &c.args, &c.strs, c.input_t, c.to, c.at),
             "nc" | "ncat" | "netcat" | "socat" | "telnet" => {
-                let host = args
+                let host = c
+                    .args
                     .iter()
                     .find(|a| a.text().is_some_and(|t| !t.starts_with('-')))
                     .cloned()
                     .unwrap_or_default();
                 self.e.emit(
-                    at,
+                    c.at,
                     Ev::Connect {
-                        api: base.clone(),
-                        dest: Val::str(strs.join(" ")),
+                        api: c.base.clone(),
+                        dest: Val::str(c.strs.join(" ")),
                     },
                 );
                 let _ = host;
-                if strs.iter().any(|s| {
+                if c.strs.iter().any(|s| {
                     matches!(s.as_str(), "-e" | "-c" | "--exec" | "--sh-exec")
                         || s.starts_with("exec:")
                         || s.starts_with("system:")
                         || s.contains(",pty")
                 }) {
-                    self.e.emit(at, Ev::BindStdio);
-                    spawn(&mut self.e, &base, Val::str("sh"), vec![Val::str("-i")], at);
+                    self.e.emit(c.at, Ev::BindStdio);
+                    spawn(&mut self.e, &c.base, Val::str("sh"), vec![Val::str("-i")], c.at);
                 }
-                if input_t.bits != 0 {
-                    send(&mut self.e, &base, input_t, Val::str(strs.join(" ")), at);
+                if c.input_t.bits != 0 {
+                    send(&mut self.e, &c.base, c.input_t, Val::str(c.strs.join(" ")), c.at);
                 }
                 Val::tainted(Taint::of(taint::NET))
             }
-            _ => self.interpreters(Cmd {
-                base,
-                program,
-                args,
-                strs,
-                input,
-                input_t,
-                to,
-                at,
-            }),
+            _ => self.interpreters(c),
         }
     }
 

@@ -15,8 +15,9 @@ use std::collections::HashMap;
 use tree_sitter::Node;
 
 use crate::scan::code::effects::path_test;
-use crate::scan::code::engine::{Engine, MAX_DEPTH};
+use crate::scan::code::engine::Engine;
 use crate::scan::code::facts::{Ev, Facts, Gate};
+use crate::scan::code::front::Front;
 use crate::scan::code::value::{Taint, Val};
 
 /// Commands that users type all day: an alias or function with one of these names runs
@@ -123,36 +124,26 @@ struct Sh<'t, 'n> {
     nested: &'n dyn Fn(&str) -> Option<Facts>,
 }
 
-impl<'t> Sh<'t, '_> {
-    fn block(&mut self, n: Node<'t>) {
-        let outer = self.e.gate.clone();
-        let mut c = n.walk();
-        let kids: Vec<Node<'t>> = n.named_children(&mut c).collect();
-        for s in kids {
-            if !self.e.tick() {
-                break;
-            }
-            if let Some(g) = self.statement(s)
-                && self.e.gate.is_none()
-            {
-                self.e.gate = Some(g);
-            }
-        }
-        self.e.gate = outer;
+impl<'t> Front<'t> for Sh<'t, '_> {
+    fn engine(&mut self) -> &mut Engine<'t> {
+        &mut self.e
     }
 
-    /// One statement; a gate for the rest of the block (`[ -f /.dockerenv ] && exit`).
+    /// One statement; a gate for the rest of the block (`[ -f /.dockerenv ] && exit`). A
+    /// statement tree-sitter could not parse is skipped.
     fn statement(&mut self, s: Node<'t>) -> Option<Gate> {
-        if self.e.depth > MAX_DEPTH || s.is_error() {
+        if s.is_error() {
             return None;
         }
-        self.e.depth += 1;
-        self.record_resolved(s);
-        let g = self.statement_inner(s);
-        self.e.depth -= 1;
-        g
+        self.deeper(false, |sh| {
+            sh.record_resolved(s);
+            sh.statement_inner(s)
+        })
+        .flatten()
     }
+}
 
+impl<'t> Sh<'t, '_> {
     fn statement_inner(&mut self, s: Node<'t>) -> Option<Gate> {
         match s.kind() {
             "variable_assignment" => self.assignment(s),

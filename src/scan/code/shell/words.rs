@@ -5,7 +5,8 @@ use tree_sitter::Node;
 
 use super::Sh;
 use crate::scan::code::effects::env_read;
-use crate::scan::code::engine::{MAX_DEPTH, is_epoch_like};
+use crate::scan::code::engine::is_epoch_like;
+use crate::scan::code::front::Front;
 use crate::scan::code::value::{Taint, Val, taint, unescape};
 
 impl<'t> Sh<'t, '_> {
@@ -19,13 +20,7 @@ impl<'t> Sh<'t, '_> {
 
     /// The value of a word.
     pub(super) fn word(&mut self, n: Node<'t>) -> Val {
-        if self.e.depth > MAX_DEPTH || !self.e.tick() {
-            return Val::unknown();
-        }
-        self.e.depth += 1;
-        let v = self.word_inner(n);
-        self.e.depth -= 1;
-        v
+        self.deeper(true, |sh| sh.word_inner(n)).unwrap_or_default()
     }
 
     pub(super) fn word_inner(&mut self, n: Node<'t>) -> Val {
