@@ -76,7 +76,8 @@ pub(crate) struct Prepared {
     /// Held for the whole run: one build at a time per project.
     pub _lock: std::fs::File,
     /// Files whose change (creation included) restarts a watch: `pipeline.toml`,
-    /// `skillc.lock`, and the configured vocabulary file while it does not exist.
+    /// `skillc.lock`, `translations.toml`, and the configured vocabulary file while it does
+    /// not exist.
     pub config_files: Vec<PathBuf>,
     /// The vocabulary file, when it is not the built-in one (watched).
     pub vocab_file: Option<PathBuf>,
