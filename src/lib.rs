@@ -14,6 +14,7 @@ pub mod export;
 pub mod extract;
 pub mod generate;
 pub mod import;
+pub mod menu;
 pub mod migrate;
 pub mod route;
 pub mod rules;

@@ -1,0 +1,329 @@
+//! The menu's settings: `[menu]` and `[agents.<id>]` of `pipeline.toml` (RUNTIME.md §1,
+//! "Agents", "Embedders and the threshold"), and the thresholds recorded by
+//! `skillc menu calibrate`. Parsing is pure; problems are `CF001` diagnostics with file:line.
+//! The resolved settings are written into the menu index, so a runtime reading a verified
+//! catalog needs no `pipeline.toml`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::diag::Diagnostic;
+use crate::rules;
+use crate::skill::source::Source;
+
+/// Default menu size.
+pub const DEFAULT_SIZE: usize = 3;
+/// Largest menu size (seed 003).
+pub const MAX_SIZE: usize = 6;
+/// Most skills an agent may have (seed 003).
+pub const MAX_AGENT_SKILLS: usize = 30;
+/// Default timeout of an external embedder request, in milliseconds.
+pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+
+/// A threshold τ and the embedder it was calibrated for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Threshold {
+    /// Embedder id (`lexical/2`, `lexical/2+openai:nomic-embed-text`).
+    pub embedder: String,
+    /// Document recipe (`doc/1`).
+    pub recipe: String,
+    /// τ: a candidate is offered when its score is at least this.
+    pub tau: f64,
+}
+
+/// An agent: a named subset of the catalog with its own menu size.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Agent {
+    /// Skill names, as written.
+    pub skills: Vec<String>,
+    /// Its menu size (1–6).
+    pub menu_size: usize,
+}
+
+/// An external embedder speaking the OpenAI-compatible `/v1/embeddings` API.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExternalEmbedder {
+    /// The endpoint (`http://127.0.0.1:11434/v1/embeddings`).
+    pub url: String,
+    /// The model name sent with each request.
+    pub model: String,
+    /// Timeout of one request, in milliseconds.
+    pub timeout_ms: u64,
+}
+
+/// The resolved menu settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MenuSettings {
+    /// Menu size without `--size` or an agent (default 3).
+    pub size: usize,
+    /// Apply τ to skills without triggers too.
+    pub gate_triggerless: bool,
+    /// τ for this catalog's embedder, when recorded.
+    pub threshold: Option<Threshold>,
+    /// Agents by id.
+    pub agents: BTreeMap<String, Agent>,
+    /// The external embedder, when configured.
+    pub embedder: Option<ExternalEmbedder>,
+}
+
+impl Default for MenuSettings {
+    fn default() -> Self {
+        MenuSettings {
+            size: DEFAULT_SIZE,
+            gate_triggerless: false,
+            threshold: None,
+            agents: BTreeMap::new(),
+            embedder: None,
+        }
+    }
+}
+
+type Sp<T> = toml::Spanned<T>;
+
+/// `[menu]` as written.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct MenuSection {
+    size: Option<Sp<i64>>,
+    gate_triggerless: Option<bool>,
+    threshold: Option<Sp<ThresholdSection>>,
+    embedder: Option<Sp<EmbedderSection>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ThresholdSection {
+    embedder: String,
+    recipe: String,
+    tau: Sp<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EmbedderSection {
+    url: Sp<String>,
+    model: String,
+    timeout_ms: Option<Sp<i64>>,
+}
+
+/// `[agents.<id>]` as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSection {
+    skills: Sp<Vec<String>>,
+    menu_size: Option<Sp<i64>>,
+}
+
+fn size_in_range(v: &Sp<i64>, what: &str, src: &Source<'_>, diags: &mut Vec<Diagnostic>) -> Option<usize> {
+    match usize::try_from(*v.get_ref()) {
+        Ok(n) if (1..=MAX_SIZE).contains(&n) => Some(n),
+        _ => {
+            diags.push(Diagnostic::new(
+                &rules::CF001,
+                src.file,
+                src.span(v.span()),
+                format!("`{what}` must be between 1 and {MAX_SIZE}"),
+            ));
+            None
+        }
+    }
+}
+
+/// Resolves `[menu]` and `[agents]`. `calibrated` are the thresholds recorded by
+/// `skillc menu calibrate`; the one for `embedder` + `recipe` is used unless `[menu]
+/// threshold` sets one. A `[menu] threshold` for another embedder is an error: thresholds
+/// never carry over from one embedder to another.
+pub fn resolve(
+    src: &Source<'_>,
+    menu: Option<MenuSection>,
+    agents: Option<BTreeMap<String, AgentSection>>,
+    diags: &mut Vec<Diagnostic>,
+) -> MenuSettings {
+    let mut s = MenuSettings::default();
+    let menu = menu.unwrap_or_default();
+    if let Some(v) = &menu.size
+        && let Some(n) = size_in_range(v, "menu.size", src, diags)
+    {
+        s.size = n;
+    }
+    s.gate_triggerless = menu.gate_triggerless.unwrap_or(false);
+    if let Some(e) = menu.embedder {
+        let span = e.span();
+        let e = e.into_inner();
+        let url = e.url.get_ref().clone();
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            diags.push(
+                Diagnostic::new(
+                    &rules::CF001,
+                    src.file,
+                    src.span(e.url.span()),
+                    format!("embedder url `{url}` is not an http(s) URL"),
+                )
+                .help("give the embeddings endpoint, e.g. \"http://127.0.0.1:11434/v1/embeddings\""),
+            );
+        } else if e.model.trim().is_empty() {
+            diags.push(Diagnostic::new(
+                &rules::CF001,
+                src.file,
+                src.span(span),
+                "embedder `model` is empty",
+            ));
+        } else {
+            let timeout_ms = match e.timeout_ms {
+                None => Some(DEFAULT_TIMEOUT_MS),
+                Some(t) => match u64::try_from(*t.get_ref()) {
+                    Ok(ms) if (1..=600_000).contains(&ms) => Some(ms),
+                    _ => {
+                        diags.push(Diagnostic::new(
+                            &rules::CF001,
+                            src.file,
+                            src.span(t.span()),
+                            "`timeout_ms` must be between 1 and 600000 (ten minutes)",
+                        ));
+                        None
+                    }
+                },
+            };
+            s.embedder = timeout_ms.map(|timeout_ms| ExternalEmbedder {
+                url,
+                model: e.model,
+                timeout_ms,
+            });
+        }
+    }
+    if let Some(t) = menu.threshold {
+        let span = t.span();
+        let t = t.into_inner();
+        if (0.0..=1.0).contains(t.tau.get_ref()) {
+            s.threshold = Some(Threshold {
+                embedder: t.embedder,
+                recipe: t.recipe,
+                tau: *t.tau.get_ref(),
+            });
+        } else {
+            diags.push(Diagnostic::new(
+                &rules::CF001,
+                src.file,
+                src.span(t.tau.span()),
+                "`tau` is a cosine threshold between 0 and 1",
+            ));
+        }
+        let _ = span;
+    }
+    for (id, a) in agents.unwrap_or_default() {
+        let span = a.skills.span();
+        let skills = a.skills.into_inner();
+        let mut ok = true;
+        if skills.len() > MAX_AGENT_SKILLS {
+            diags.push(
+                Diagnostic::new(
+                    &rules::CF001,
+                    src.file,
+                    src.span(span.clone()),
+                    format!(
+                        "agent `{id}` has {} skills; an agent has at most {MAX_AGENT_SKILLS}",
+                        skills.len()
+                    ),
+                )
+                .help("split it into agents of at most 30 skills, or leave it out to menu the whole catalog"),
+            );
+            ok = false;
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        if let Some(dup) = skills.iter().find(|s| !seen.insert(s.as_str())) {
+            diags.push(Diagnostic::new(
+                &rules::CF001,
+                src.file,
+                src.span(span),
+                format!("agent `{id}` lists skill `{dup}` twice"),
+            ));
+            ok = false;
+        }
+        let menu_size = match &a.menu_size {
+            None => Some(DEFAULT_SIZE),
+            Some(v) => size_in_range(v, &format!("agents.{id}.menu_size"), src, diags),
+        };
+        if let (true, Some(menu_size)) = (ok, menu_size) {
+            s.agents.insert(id, Agent { skills, menu_size });
+        }
+    }
+    s
+}
+
+/// Checks a `[menu] threshold` against the embedder the catalog uses.
+pub fn check_threshold(s: &MenuSettings, embedder: &str, recipe: &str) -> Result<(), String> {
+    match &s.threshold {
+        Some(t) if t.embedder != embedder || t.recipe != recipe => Err(format!(
+            "the menu threshold was calibrated for embedder `{} {}`, but this catalog's menu uses `{embedder} {recipe}`: \
+             run `skillc menu calibrate BATTERY` to calibrate it",
+            t.embedder, t.recipe
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct File {
+        menu: Option<MenuSection>,
+        agents: Option<BTreeMap<String, AgentSection>>,
+    }
+
+    fn parse(text: &str) -> (MenuSettings, Vec<(String, u32)>) {
+        let src = Source::new("pipeline.toml", text);
+        let f: File = toml::from_str(text).unwrap();
+        let mut d = Vec::new();
+        let s = resolve(&src, f.menu, f.agents, &mut d);
+        (s, d.iter().map(|d| (d.message.clone(), d.span.start.line)).collect())
+    }
+
+    #[test]
+    fn defaults_and_values() {
+        let (s, d) = parse("");
+        assert!(d.is_empty());
+        assert_eq!(s, MenuSettings::default());
+        let (s, d) = parse(
+            "[menu]\nsize = 5\ngate_triggerless = true\nembedder = { url = \"http://127.0.0.1:1/v1/embeddings\", model = \"m\" }\n\
+             [agents.ops]\nskills = [\"a\", \"b\"]\nmenu_size = 2\n",
+        );
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(s.size, 5);
+        assert!(s.gate_triggerless);
+        assert_eq!(s.embedder.as_ref().map(|e| e.timeout_ms), Some(DEFAULT_TIMEOUT_MS));
+        assert_eq!(s.agents["ops"].menu_size, 2);
+    }
+
+    #[test]
+    fn agents_of_31_skills_and_bad_sizes_are_errors_with_lines() {
+        let skills: Vec<String> = (0..31).map(|i| format!("\"s{i}\"")).collect();
+        let text = format!(
+            "[agents.big]\nmenu_size = 3\nskills = [{}]\n\n[agents.zero]\nskills = []\nmenu_size = 7\n",
+            skills.join(", ")
+        );
+        let (s, d) = parse(&text);
+        assert!(s.agents.is_empty());
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert_eq!(d[0].1, 3);
+        assert!(d[0].0.contains("31 skills"));
+        assert_eq!(d[1].1, 7);
+        let (_, d) = parse("[menu]\nsize = 0\n");
+        assert_eq!(d[0].1, 2);
+    }
+
+    #[test]
+    fn a_threshold_is_bound_to_its_embedder() {
+        let (s, d) = parse("[menu]\nthreshold = { embedder = \"lexical/1\", recipe = \"doc/1\", tau = 0.2 }\n");
+        assert!(d.is_empty());
+        assert!(check_threshold(&s, "lexical/1", "doc/1").is_ok());
+        let e = check_threshold(&s, "lexical/2", "doc/1").unwrap_err();
+        assert!(e.contains("skillc menu calibrate"), "{e}");
+    }
+}
