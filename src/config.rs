@@ -126,6 +126,8 @@ pub struct Config {
     /// `[import] max_age_days`: cached remote sources older than this are fetched again
     /// (default 7; 0 always fetches).
     pub import_max_age_days: u32,
+    /// `[menu]` and `[agents.<id>]` (RUNTIME.md §1).
+    pub menu: crate::menu::settings::MenuSettings,
 }
 
 impl Default for Config {
@@ -144,6 +146,7 @@ impl Default for Config {
             limits: Limits::default(),
             vocabulary_explicit: false,
             import_max_age_days: DEFAULT_IMPORT_MAX_AGE_DAYS,
+            menu: crate::menu::settings::MenuSettings::default(),
         }
     }
 }
@@ -157,6 +160,8 @@ struct File {
     scan: Option<ScanSection>,
     limits: Option<LimitsSection>,
     import: Option<ImportSection>,
+    menu: Option<crate::menu::settings::MenuSection>,
+    agents: Option<std::collections::BTreeMap<String, crate::menu::settings::AgentSection>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -351,6 +356,7 @@ pub fn parse(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
             )),
         }
     }
+    cfg.menu = crate::menu::settings::resolve(&src, parsed.menu, parsed.agents, &mut diags);
     (cfg, diags)
 }
 

@@ -5,6 +5,7 @@
 
 pub mod admit;
 pub mod build;
+pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod db;

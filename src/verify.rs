@@ -264,7 +264,7 @@ pub fn verify(files: &BTreeMap<String, Entry>, key: &PublicKey, opts: &Options) 
             }
         }
     }
-    for required in [REPORT, ROUTING, PUBLIC_KEY] {
+    for required in [REPORT, ROUTING, PUBLIC_KEY, crate::menu::index::FILE] {
         if !vouched.contains(required) {
             v.failures.push(Failure::Malformed {
                 file: CATALOG.into(),

@@ -29,6 +29,8 @@
 //! above `scan.fail_on` sets `rejected`); new admission levels extend [`admission`], which
 //! sees the whole catalog through [`admit::admit`].
 
+pub mod dense;
+pub mod menu;
 pub mod session;
 pub mod store;
 

@@ -64,6 +64,8 @@ pub struct Options {
     pub fail_on: crate::config::FindingSeverity,
     /// Skill name → original source, from `skillc.lock`.
     pub imported_from: BTreeMap<String, String>,
+    /// `[menu]` and `[agents]`, written into the menu index.
+    pub menu: crate::menu::settings::MenuSettings,
 }
 
 /// Failures that stop a build (never problems in skills: those are in the report).
@@ -78,6 +80,9 @@ pub enum BuildError {
     /// The vocabulary has errors: nothing can be translated.
     #[error("the vocabulary {0} has errors")]
     Vocabulary(String, Vec<Diagnostic>),
+    /// The external embedder failed while the menu index was built.
+    #[error("the menu's embedder failed: {0} (check `[menu] embedder` in pipeline.toml, or remove it to use the built-in embedder)")]
+    Embedder(String),
 }
 
 /// A progress event (see docs/json.md, `skillc build --message-format json`).
@@ -543,8 +548,8 @@ impl Session {
         hash_str(
             &mut h,
             &format!(
-                "{:?} {:?} {} {:?} {:?} {:?} {:?}",
-                o.limits, o.skip, o.expires_days, o.sde, o.admission, o.fail_on, o.imported_from
+                "{:?} {:?} {} {:?} {:?} {:?} {:?} {:?}",
+                o.limits, o.skip, o.expires_days, o.sde, o.admission, o.fail_on, o.imported_from, o.menu
             ),
         );
         // L5 runs `python3` (or `SKILLC_PYTHON`): where it is found is an input too.
@@ -734,6 +739,7 @@ impl Session {
             for s in chunk {
                 let _ = skill_output(db, inputs, *s);
                 let _ = report_entry(db, inputs, *s);
+                let _ = super::menu::menu_entry(db, inputs, *s);
             }
             if let Ok(mut p) = progress.lock() {
                 p(Event::Progress { n: chunk.len() });
@@ -903,6 +909,11 @@ impl Session {
             });
         }
         timer.lap("plan skills");
+        let menu_files = super::dense::render_files(db, inputs, &skills, opts)?;
+        for (path, bytes) in menu_files {
+            plan.insert(path, Planned::owned(bytes, false));
+        }
+        timer.lap("menu index");
         let vtext = self_vocab_text(db, inputs);
         let entries: Vec<&str> = rows.iter().map(|r| r.report).collect();
         let report = super::render_report(
@@ -918,7 +929,7 @@ impl Session {
         timer.lap("report");
         let mut files_vouched = BTreeMap::new();
         files_vouched.insert(emit::REPORT.to_owned(), report_sha.clone());
-        for f in [emit::ROUTING, emit::PUBLIC_KEY] {
+        for f in [emit::ROUTING, emit::PUBLIC_KEY, crate::menu::index::FILE, crate::menu::embed::VECTORS_FILE] {
             if let Some(p) = plan.get(f) {
                 files_vouched.insert(f.to_owned(), p.sha256.clone());
             }

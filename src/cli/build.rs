@@ -171,6 +171,7 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
                 .into_values()
                 .map(|e| (e.name, e.source))
                 .collect(),
+            menu: super::menu::build_settings(root, &cfg.menu)?,
         },
         vocab_text: vtext,
         _lock: lock,

@@ -119,7 +119,16 @@ pub fn list_files(dir: &Path) -> io::Result<Vec<Listed>> {
 
 /// Whether a path has the shape of a file skillc writes (FORMATS.md, "out/").
 pub fn in_contract(path: &str) -> bool {
-    [CATALOG, CATALOG_SIG, super::PUBLIC_KEY, REPORT, super::ROUTING].contains(&path)
+    [
+        CATALOG,
+        CATALOG_SIG,
+        super::PUBLIC_KEY,
+        REPORT,
+        super::ROUTING,
+        crate::menu::index::FILE,
+        crate::menu::embed::VECTORS_FILE,
+    ]
+    .contains(&path)
         || path.starts_with("executors/")
         || path.starts_with("skills/")
 }

@@ -273,6 +273,19 @@ fn le32(b: &[u8], at: usize) -> u32 {
 }
 
 impl Index {
+    /// Reads the header of an index file only.
+    ///
+    /// # Errors
+    /// [`Malformed`] when the bytes do not start like an index of this format.
+    pub fn parse_header(bytes: &[u8]) -> Result<Header, Malformed> {
+        let mut r = Reader { b: bytes, at: 0 };
+        if r.take(MAGIC.len())? != MAGIC || r.u32()? != FORMAT {
+            return Err(Malformed("not a menu index of this format".into()));
+        }
+        let hlen = r.len()?;
+        serde_json::from_slice(r.take(hlen)?).map_err(|e| Malformed(format!("header: {e}")))
+    }
+
     /// Reads an index file.
     ///
     /// # Errors

@@ -267,6 +267,100 @@ pub fn check_threshold(s: &MenuSettings, embedder: &str, recipe: &str) -> Result
     }
 }
 
+/// The calibration file at the project root, written by `skillc menu calibrate`.
+pub const CALIBRATION_FILE: &str = "menu-calibration.toml";
+
+/// One recorded calibration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Calibration {
+    /// Embedder id.
+    pub embedder: String,
+    /// Document recipe.
+    pub recipe: String,
+    /// The chosen τ.
+    pub tau: f64,
+    /// The battery it was chosen on (as given).
+    pub battery: String,
+    /// Hex SHA-256 of the battery file.
+    pub battery_sha256: String,
+    /// The cap on false offers τ was chosen under.
+    pub max_false_offers: f64,
+    /// recall@size at τ.
+    pub recall_at_size: f64,
+    /// False offers at τ.
+    pub false_offers: f64,
+}
+
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct CalibrationFile {
+    calibration_format: String,
+    #[serde(default)]
+    threshold: Vec<Calibration>,
+}
+
+/// Reads the calibration file.
+///
+/// # Errors
+/// A message with the line when it is not one.
+pub fn parse_calibrations(text: &str) -> Result<Vec<Calibration>, String> {
+    let f: CalibrationFile = toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
+            .unwrap_or(1);
+        format!("line {line}: {}", e.message())
+    })?;
+    if f.calibration_format != "1" {
+        return Err(format!("calibration_format `{}`; expected \"1\"", f.calibration_format));
+    }
+    Ok(f.threshold)
+}
+
+/// Renders the calibration file: one entry per embedder and recipe, sorted; `new` replaces
+/// the entry for its embedder and recipe.
+pub fn render_calibrations(mut all: Vec<Calibration>, new: Calibration) -> String {
+    all.retain(|c| (c.embedder.as_str(), c.recipe.as_str()) != (new.embedder.as_str(), new.recipe.as_str()));
+    all.push(new);
+    all.sort_by(|a, b| (&a.embedder, &a.recipe).cmp(&(&b.embedder, &b.recipe)));
+    let body = toml::to_string(&CalibrationFile {
+        calibration_format: "1".into(),
+        threshold: all,
+    })
+    .unwrap_or_default();
+    format!(
+        "# Thresholds of the menu's semantic pass, recorded by `skillc menu calibrate` (RUNTIME.md §1).\n\
+         # A threshold applies only to the embedder and recipe it was calibrated for; `skillc build`\n\
+         # writes the matching one into the menu index.\n{body}"
+    )
+}
+
+/// The threshold for `embedder` + `recipe`: `[menu] threshold` when set (an error when it
+/// names another embedder), else the recorded calibration for them, else none.
+///
+/// # Errors
+/// The message of [`check_threshold`].
+pub fn pick_threshold(
+    s: &MenuSettings,
+    recorded: &[Calibration],
+    embedder: &str,
+    recipe: &str,
+) -> Result<Option<Threshold>, String> {
+    if s.threshold.is_some() {
+        check_threshold(s, embedder, recipe)?;
+        return Ok(s.threshold.clone());
+    }
+    Ok(recorded
+        .iter()
+        .find(|c| c.embedder == embedder && c.recipe == recipe)
+        .map(|c| Threshold {
+            embedder: c.embedder.clone(),
+            recipe: c.recipe.clone(),
+            tau: c.tau,
+        }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,5 +419,27 @@ mod tests {
         assert!(check_threshold(&s, "lexical/1", "doc/1").is_ok());
         let e = check_threshold(&s, "lexical/2", "doc/1").unwrap_err();
         assert!(e.contains("skillc menu calibrate"), "{e}");
+        assert!(pick_threshold(&s, &[], "lexical/2", "doc/1").is_err());
+    }
+
+    #[test]
+    fn calibrations_round_trip_one_per_embedder() {
+        let c = |e: &str, tau: f64| Calibration {
+            embedder: e.into(),
+            recipe: "doc/1".into(),
+            tau,
+            battery: "b.toml".into(),
+            battery_sha256: "00".into(),
+            max_false_offers: 0.15,
+            recall_at_size: 0.8,
+            false_offers: 0.1,
+        };
+        let text = render_calibrations(vec![c("lexical/2", 0.1), c("x", 0.3)], c("lexical/2", 0.2));
+        let back = parse_calibrations(&text).unwrap();
+        assert_eq!(back.len(), 2);
+        let s = MenuSettings::default();
+        assert_eq!(pick_threshold(&s, &back, "lexical/2", "doc/1").unwrap().map(|t| t.tau), Some(0.2));
+        assert_eq!(pick_threshold(&s, &back, "y", "doc/1").unwrap(), None);
+        assert!(parse_calibrations("calibration_format = \"2\"\n").is_err());
     }
 }
