@@ -35,7 +35,9 @@ fn read_cache(path: &Path) -> HashMap<String, Vec<f32>> {
         return out;
     }
     for r in b[20..].chunks_exact(rec) {
-        let Ok(key) = std::str::from_utf8(&r[..64]) else { continue };
+        let Ok(key) = std::str::from_utf8(&r[..64]) else {
+            continue;
+        };
         let v = r[64..]
             .chunks_exact(4)
             .map(|x| f32::from_le_bytes([x[0], x[1], x[2], x[3]]))

@@ -81,7 +81,9 @@ pub enum BuildError {
     #[error("the vocabulary {0} has errors")]
     Vocabulary(String, Vec<Diagnostic>),
     /// The external embedder failed while the menu index was built.
-    #[error("the menu's embedder failed: {0} (check `[menu] embedder` in pipeline.toml, or remove it to use the built-in embedder)")]
+    #[error(
+        "the menu's embedder failed: {0} (check `[menu] embedder` in pipeline.toml, or remove it to use the built-in embedder)"
+    )]
     Embedder(String),
 }
 
@@ -541,6 +543,12 @@ impl Session {
         let o = &self.opts;
         hash_str(&mut h, env!("CARGO_PKG_VERSION"));
         hash_str(&mut h, &format!("format {}", store::FORMAT));
+        // The menu's embedder, recipe and glossary are inputs of `out/menu.idx`.
+        hash_str(
+            &mut h,
+            &format!("menu {} {}", crate::menu::lexical::EMBEDDER, crate::menu::doc::RECIPE),
+        );
+        hash_str(&mut h, crate::menu::lexical::GLOSSARY);
         for r in &o.roots {
             hash_str(&mut h, &r.to_string_lossy());
         }
@@ -929,7 +937,12 @@ impl Session {
         timer.lap("report");
         let mut files_vouched = BTreeMap::new();
         files_vouched.insert(emit::REPORT.to_owned(), report_sha.clone());
-        for f in [emit::ROUTING, emit::PUBLIC_KEY, crate::menu::index::FILE, crate::menu::embed::VECTORS_FILE] {
+        for f in [
+            emit::ROUTING,
+            emit::PUBLIC_KEY,
+            crate::menu::index::FILE,
+            crate::menu::embed::VECTORS_FILE,
+        ] {
             if let Some(p) = plan.get(f) {
                 files_vouched.insert(f.to_owned(), p.sha256.clone());
             }

@@ -217,15 +217,14 @@ impl Catalog {
             }
         }
         let catalog = read_regular(&dir.join(emit::CATALOG))?;
-        let sig = read_regular(&dir.join(emit::CATALOG_SIG)).map_err(|_| refused(vec![Failure::Missing(emit::CATALOG_SIG.into())]))?;
-        let trusted = key
-            .verify(&catalog, &String::from_utf8_lossy(&sig))
-            .map_err(|e| {
-                refused(vec![Failure::BadSignature {
-                    file: emit::CATALOG.into(),
-                    why: e.to_string(),
-                }])
-            })?;
+        let sig = read_regular(&dir.join(emit::CATALOG_SIG))
+            .map_err(|_| refused(vec![Failure::Missing(emit::CATALOG_SIG.into())]))?;
+        let trusted = key.verify(&catalog, &String::from_utf8_lossy(&sig)).map_err(|e| {
+            refused(vec![Failure::BadSignature {
+                file: emit::CATALOG.into(),
+                why: e.to_string(),
+            }])
+        })?;
         let head = header_of(&catalog).map_err(|why| {
             refused(vec![Failure::Malformed {
                 file: emit::CATALOG.into(),

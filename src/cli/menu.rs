@@ -139,12 +139,7 @@ fn open(out: &Path, args: &CatalogArgs) -> anyhow::Result<Catalog> {
 
 /// The menu of a turn over an opened catalog (embedding the turn when the catalog has dense
 /// vectors; an unreachable embedder becomes a warning).
-fn selection(
-    cat: &Catalog,
-    turn: &str,
-    agent: Option<&str>,
-    size: Option<usize>,
-) -> anyhow::Result<Selection> {
+fn selection(cat: &Catalog, turn: &str, agent: Option<&str>, size: Option<usize>) -> anyhow::Result<Selection> {
     let dense = cat.embed_turn(turn);
     Ok(cat.menu.select(&Query {
         turn,
@@ -181,7 +176,11 @@ pub(crate) fn run(args: &MenuArgs, out: &mut Printer) -> anyhow::Result<Status> 
             let base = dir.canonicalize().unwrap_or_else(|_| dir.clone());
             format::available_skills(sel.items.iter().map(|i| {
                 let loc = base.join("skills").join(&i.slug).join("SKILL.md");
-                (i.slug.as_str(), i.description.as_str(), loc.to_string_lossy().into_owned())
+                (
+                    i.slug.as_str(),
+                    i.description.as_str(),
+                    loc.to_string_lossy().into_owned(),
+                )
             }))
         }
         MenuFormat::Anthropic | MenuFormat::Openai => {
@@ -214,7 +213,11 @@ pub(crate) fn playbook(args: &PlaybookArgs, out: &mut Printer) -> anyhow::Result
             out.note(&format!(
                 "error: `{}` is not in this turn's menu ({}); a dispatcher refuses it",
                 args.slug,
-                if offered.is_empty() { "the menu is empty".to_owned() } else { format!("offered: {}", offered.join(", ")) }
+                if offered.is_empty() {
+                    "the menu is empty".to_owned()
+                } else {
+                    format!("offered: {}", offered.join(", "))
+                }
             ));
             return Ok(Status::Failure);
         }
@@ -252,8 +255,8 @@ pub(crate) fn build_settings(root: &Path, configured: &MenuSettings) -> anyhow::
 }
 
 fn run_calibrate(args: &CalibrateArgs, out: &mut Printer) -> anyhow::Result<Status> {
-    let text =
-        std::fs::read_to_string(&args.battery).with_context(|| format!("reading battery {}", args.battery.display()))?;
+    let text = std::fs::read_to_string(&args.battery)
+        .with_context(|| format!("reading battery {}", args.battery.display()))?;
     let battery = calibrate::parse_battery(&text).map_err(|e| anyhow::anyhow!("{}: {e}", args.battery.display()))?;
     anyhow::ensure!(
         (0.0..=1.0).contains(&args.max_false_offers),
@@ -288,7 +291,8 @@ fn run_calibrate(args: &CalibrateArgs, out: &mut Printer) -> anyhow::Result<Stat
         .map(|tau| calibrate::figures(menu, &all, tau, size))
         .collect();
     let tau = calibrate::choose(&rows, args.max_false_offers);
-    let part = |held: bool| -> Vec<&Scored<'_>> { scored.iter().filter(|s| calibrate::held_out(s.turn) == held).collect() };
+    let part =
+        |held: bool| -> Vec<&Scored<'_>> { scored.iter().filter(|s| calibrate::held_out(s.turn) == held).collect() };
     let (tuning, held) = (part(false), part(true));
     let at = |turns: &[&Scored<'_>], tau: f64| calibrate::figures(menu, turns, tau, size);
     let chosen = tau.map(|t| (at(&all, t), at(&tuning, t), at(&held, t)));
@@ -317,10 +321,20 @@ fn run_calibrate(args: &CalibrateArgs, out: &mut Printer) -> anyhow::Result<Stat
         }
     }
     out.flush()?;
-    Ok(if tau.is_some() { Status::Success } else { Status::Failure })
+    Ok(if tau.is_some() {
+        Status::Success
+    } else {
+        Status::Failure
+    })
 }
 
-fn record(args: &CalibrateArgs, battery: &str, embedder: &str, recipe: &str, f: &calibrate::Figures) -> anyhow::Result<PathBuf> {
+fn record(
+    args: &CalibrateArgs,
+    battery: &str,
+    embedder: &str,
+    recipe: &str,
+    f: &calibrate::Figures,
+) -> anyhow::Result<PathBuf> {
     let root = super::project::find_root(&std::env::current_dir()?);
     let path = root.join(settings::CALIBRATION_FILE);
     let existing = match std::fs::read_to_string(&path) {
@@ -337,8 +351,12 @@ fn record(args: &CalibrateArgs, battery: &str, embedder: &str, recipe: &str, f: 
         recall_at_size: f.recall_at_size,
         false_offers: f.false_offers,
     };
-    crate::emit::write::write_atomic(&path, settings::render_calibrations(existing, new).as_bytes(), Some(0o644))
-        .with_context(|| format!("writing {}", path.display()))?;
+    crate::emit::write::write_atomic(
+        &path,
+        settings::render_calibrations(existing, new).as_bytes(),
+        Some(0o644),
+    )
+    .with_context(|| format!("writing {}", path.display()))?;
     Ok(path)
 }
 

@@ -16,7 +16,9 @@
 //!   (name, title, triggers, description, tags, executors) and in every turn;
 //! - `c:<concept>` — the vocabulary's concepts: canonical names, synonyms and English/Italian
 //!   labels of actions, objects and qualifiers ([`Lexicon`]), so that `elenca`, `ls` and
-//!   `list` are one feature and an Italian turn meets an English skill.
+//!   `list` are one feature and an Italian turn meets an English skill; and the built-in
+//!   glossary's synonym groups (`photo`, `picture`, `image` → `c:s:image`);
+//! - `w:<English stem>` for an Italian word of the glossary (`meteo` → `w:weather`).
 //!
 //! Features are hashed to 32 bits (FNV-1a of `kind:text`); a collision only adds noise.
 //!
@@ -40,7 +42,7 @@ pub const EMBEDDER: &str = "lexical/2";
 
 /// τ shipped with this embedder and recipe (`doc/1`), from `skillc menu calibrate` on the
 /// labelled battery (BENCHMARKS.md, "Menu"); a project's own calibration replaces it.
-pub const CALIBRATED: f64 = 0.1;
+pub const CALIBRATED: f64 = 0.16;
 
 /// Letters kept by a `p:` prefix feature.
 pub const PREFIX: usize = 5;
@@ -372,19 +374,39 @@ pub fn hash(kind: &str, text: &str) -> u32 {
     h
 }
 
-/// Word → concepts, from the vocabulary; carried in the menu index so that turns are read
-/// with the catalog's vocabulary. Words are looked up by the hash of their stem.
+/// The built-in glossary (`src/menu/glossary.toml`): Italian words with their English
+/// meaning, and groups of English synonyms.
+pub const GLOSSARY: &str = include_str!("glossary.toml");
+
+#[derive(serde::Deserialize)]
+struct Glossary {
+    #[allow(dead_code)]
+    version: u32,
+    italian: BTreeMap<String, String>,
+    synonyms: Synonyms,
+}
+
+#[derive(serde::Deserialize)]
+struct Synonyms {
+    groups: Vec<Vec<String>>,
+}
+
+/// Word → the features it also means, carried in the menu index so that turns are read with
+/// the catalog's vocabulary: the vocabulary's concepts (`c:a:list`, `c:o:files`), the
+/// glossary's synonym groups (`c:s:image`) and the English words an Italian word means
+/// (`meteo` → `w:weather`). Words are looked up by the hash of their stem.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Lexicon {
-    /// Concept names (`a:list`, `o:files`, `q:xlsx`), sorted.
+    /// Feature names (`c:a:list`, `w:weather`), sorted.
     pub concepts: Vec<String>,
     /// `(hash("w", stem), indexes into concepts)`, sorted by hash.
     pub words: Vec<(u32, Vec<u16>)>,
 }
 
 impl Lexicon {
-    /// Builds the lexicon of a vocabulary: every canonical name, synonym and label (the
-    /// content words of a multi-word label) of every action, object and qualifier.
+    /// Builds the lexicon of a vocabulary and the built-in glossary: every canonical name,
+    /// synonym and label (the content words of a multi-word label) of every action, object
+    /// and qualifier; every synonym group; every Italian word of the glossary.
     pub fn new(vocab: &Vocabulary) -> Lexicon {
         let mut map: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
         let mut add = |text: &str, concept: String| {
@@ -394,17 +416,39 @@ impl Lexicon {
         };
         for (name, a) in &vocab.actions {
             for s in std::iter::once(name).chain(&a.synonyms).chain([&a.en, &a.it]) {
-                add(s, format!("a:{name}"));
+                add(s, format!("c:a:{name}"));
             }
         }
         for (name, o) in &vocab.objects {
             for s in std::iter::once(name).chain(&o.synonyms).chain([&o.en, &o.it]) {
-                add(s, format!("o:{name}"));
+                add(s, format!("c:o:{name}"));
             }
         }
         for (name, q) in &vocab.qualifiers {
             for s in std::iter::once(name).chain(&q.synonyms).chain([&q.en, &q.it]) {
-                add(s, format!("q:{name}"));
+                add(s, format!("c:q:{name}"));
+            }
+        }
+        // The glossary is part of the binary: a parse failure is a bug, caught by the tests.
+        if let Ok(g) = toml::from_str::<Glossary>(GLOSSARY) {
+            let mut group_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            for group in &g.synonyms.groups {
+                let Some(head) = group.first() else { continue };
+                let concept = format!("c:s:{}", head.replace('-', "_"));
+                for w in group {
+                    add(w, concept.clone());
+                    for t in tokens(&w.replace('-', " ")) {
+                        group_of.entry(t.stem).or_default().push(concept.clone());
+                    }
+                }
+            }
+            for (it, en) in &g.italian {
+                for e in tokens(en) {
+                    add(it, format!("w:{}", e.stem));
+                    for c in group_of.get(&e.stem).into_iter().flatten() {
+                        add(it, c.clone());
+                    }
+                }
             }
         }
         let concepts: Vec<String> = map
@@ -458,7 +502,12 @@ fn word_features(t: &Token, grams: bool, lexicon: &Lexicon, f: &mut impl FnMut(&
         f("p", &p, W_PREFIX);
     }
     for c in lexicon.concepts_of(hash("w", &t.stem)) {
-        f("c", c, W_CONCEPT);
+        // A word meaning itself (an Italian word that is also English) adds nothing.
+        if let Some((kind, text)) = c.split_once(':')
+            && !(kind == "w" && text == t.stem)
+        {
+            f(kind, text, W_CONCEPT);
+        }
     }
     if grams && t.word.chars().count() >= 4 {
         let padded: Vec<char> = std::iter::once('^')
@@ -582,6 +631,19 @@ mod tests {
             en.iter().any(|c| it.contains(c) && c.starts_with("c:o:")),
             "{en:?} {it:?}"
         );
+    }
+
+    #[test]
+    fn the_glossary_parses_and_translates() {
+        assert!(toml::from_str::<Glossary>(GLOSSARY).is_ok());
+        let l = lexicon();
+        let it: Vec<String> = turn_features("previsioni del meteo", &l)
+            .into_iter()
+            .map(|f| f.name)
+            .collect();
+        assert!(it.contains(&format!("w:{}", stem("weather"))), "{it:?}");
+        let en: Vec<String> = turn_features("a photo", &l).into_iter().map(|f| f.name).collect();
+        assert!(en.contains(&"c:s:image".to_owned()), "{en:?}");
     }
 
     #[test]

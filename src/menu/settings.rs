@@ -438,7 +438,10 @@ mod tests {
         let back = parse_calibrations(&text).unwrap();
         assert_eq!(back.len(), 2);
         let s = MenuSettings::default();
-        assert_eq!(pick_threshold(&s, &back, "lexical/2", "doc/1").unwrap().map(|t| t.tau), Some(0.2));
+        assert_eq!(
+            pick_threshold(&s, &back, "lexical/2", "doc/1").unwrap().map(|t| t.tau),
+            Some(0.2)
+        );
         assert_eq!(pick_threshold(&s, &back, "y", "doc/1").unwrap(), None);
         assert!(parse_calibrations("calibration_format = \"2\"\n").is_err());
     }
