@@ -66,7 +66,10 @@ fn serve() -> Server {
                     .enumerate()
                     .map(|(i, x)| serde_json::json!({"object": "embedding", "index": i, "embedding": vector(x)}))
                     .collect();
-                ("200 OK", serde_json::json!({"object": "list", "data": data, "model": req["model"]}).to_string())
+                (
+                    "200 OK",
+                    serde_json::json!({"object": "list", "data": data, "model": req["model"]}).to_string(),
+                )
             };
             let _ = write!(
                 s,
@@ -95,7 +98,11 @@ fn project(port: u16) -> tempfile::TempDir {
 }
 
 fn build(dir: &Path) -> common::Run {
-    skillc_env(dir, &["build", "--key", "test.key"], &[("SOURCE_DATE_EPOCH", "1800000000")])
+    skillc_env(
+        dir,
+        &["build", "--key", "test.key"],
+        &[("SOURCE_DATE_EPOCH", "1800000000")],
+    )
 }
 
 #[test]
@@ -107,14 +114,20 @@ fn vectors_are_cached_and_failures_are_clear() {
     assert_eq!(server.texts.load(Ordering::SeqCst), 10, "one text per catalog skill");
     assert!(dir.path().join("out/menu.vec").is_file());
     // The menu fuses the two scores under the fused embedder's id.
-    let m = skillc_env(dir.path(), &["menu", "--turn", "merge pdf documents", "--state", "s.json"], &[]);
+    let m = skillc_env(
+        dir.path(),
+        &["menu", "--turn", "merge pdf documents", "--state", "s.json"],
+        &[],
+    );
     assert_eq!(m.code, Some(0), "{}", m.stderr);
     let v = m.json();
     assert_eq!(v["embedder"], "lexical/2+openai:letters");
     assert_eq!(v["menu"][0]["slug"], "pdf-forms", "{v}");
     // One skill edited: only its document is embedded again.
     let md = dir.path().join("skills/calendar-helper/SKILL.md");
-    let text = std::fs::read_to_string(&md).expect("read").replace("Books meeting rooms", "Books rooms");
+    let text = std::fs::read_to_string(&md)
+        .expect("read")
+        .replace("Books meeting rooms", "Books rooms");
     std::fs::write(&md, text).expect("write");
     let before = server.texts.load(Ordering::SeqCst);
     let r = build(dir.path());
@@ -126,7 +139,9 @@ fn vectors_are_cached_and_failures_are_clear() {
     let r = build(dir.path());
     assert_eq!(r.code, Some(2), "{}", r.stderr);
     assert!(
-        r.stderr.contains(&format!("http://127.0.0.1:{}/v1/embeddings", server.port)) && r.stderr.contains("HTTP 500"),
+        r.stderr
+            .contains(&format!("http://127.0.0.1:{}/v1/embeddings", server.port))
+            && r.stderr.contains("HTTP 500"),
         "{}",
         r.stderr
     );
@@ -139,13 +154,26 @@ fn the_embedder_down_at_query_time_degrades_with_a_warning() {
     let r = build(dir.path());
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     *server.fail.lock().expect("lock") = true;
-    let m = skillc_env(dir.path(), &["menu", "--turn", "we are redeploying now", "--state", "s.json"], &[]);
+    let m = skillc_env(
+        dir.path(),
+        &["menu", "--turn", "we are redeploying now", "--state", "s.json"],
+        &[],
+    );
     assert_eq!(m.code, Some(0), "{}", m.stderr);
-    assert!(m.stderr.contains("warning: the embedder is unavailable"), "{}", m.stderr);
+    assert!(
+        m.stderr.contains("warning: the embedder is unavailable"),
+        "{}",
+        m.stderr
+    );
     let v = m.json();
     assert_eq!(v["menu"][0]["slug"], "deploy-tool");
     assert_eq!(v["menu"][0]["pass"], "trigger");
-    let passes: Vec<&str> = v["menu"].as_array().expect("menu").iter().filter_map(|m| m["pass"].as_str()).collect();
+    let passes: Vec<&str> = v["menu"]
+        .as_array()
+        .expect("menu")
+        .iter()
+        .filter_map(|m| m["pass"].as_str())
+        .collect();
     assert!(passes.iter().all(|p| *p == "trigger" || *p == "always"), "{v}");
     assert_eq!(v["warnings"].as_array().map(Vec::len), Some(1));
 }

@@ -111,7 +111,7 @@ pub struct Selection {
     pub embedder: String,
     /// The document recipe.
     pub recipe: String,
-    /// τ, when one applied.
+    /// τ in force for the embedder (applied only where the rules apply it), when known.
     pub threshold: Option<f64>,
     /// Problems that did not stop the menu (an unavailable embedder).
     pub warnings: Vec<String>,
@@ -448,9 +448,9 @@ impl Menu {
                     }
                 })
                 .collect(),
+            threshold: tau.or_else(|| (!dense_down).then(|| self.threshold_for(&embedder)).flatten()),
             embedder,
             recipe: self.index.header.recipe.clone(),
-            threshold: tau,
             warnings,
         })
     }
