@@ -82,6 +82,7 @@ fn the_example_builds_cleanly_and_verifies() {
             "catalog.toml",
             "catalog.toml.sig",
             "executors",
+            "menu.idx",
             "report.json",
             "routing.toml",
             "skillc.pub",
