@@ -8,10 +8,9 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::db::Limits;
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Source, toml_error};
+use crate::model::{AdmissionSettings, FindingSeverity, Level, Limits};
 use crate::rules;
-use crate::skill::source::Source;
 
 /// Longest catalog lifetime accepted, in days (100 years).
 pub const MAX_EXPIRES_DAYS: u32 = 36_500;
@@ -24,76 +23,6 @@ pub const MAX_IMPORT_MAX_AGE_DAYS: u32 = 3_650;
 
 /// File name of the configuration, at the project root.
 pub const FILE_NAME: &str = "pipeline.toml";
-
-/// An admission level (PRODUCT.md, "Admission levels").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Level {
-    /// Vocabulary and name grammar.
-    L1,
-    /// Name unique across the catalog.
-    L2,
-    /// Affinity overlap below the threshold.
-    L3,
-    /// Routing of prototype requests.
-    L4,
-    /// The wrapper is executable and matches the manifest.
-    L5,
-    /// Semantic agreement of wording and name.
-    L6,
-}
-
-impl Level {
-    /// All levels in order.
-    pub const ALL: [Level; 6] = [Level::L1, Level::L2, Level::L3, Level::L4, Level::L5, Level::L6];
-
-    /// `L1` … `L6`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::L1 => "L1",
-            Level::L2 => "L2",
-            Level::L3 => "L3",
-            Level::L4 => "L4",
-            Level::L5 => "L5",
-            Level::L6 => "L6",
-        }
-    }
-
-    /// Parses `L1`…`L6` (case-insensitive).
-    pub fn parse(s: &str) -> Option<Level> {
-        Level::ALL
-            .into_iter()
-            .find(|l| l.as_str().eq_ignore_ascii_case(s.trim()))
-    }
-}
-
-/// Severity threshold of security findings that rejects a skill (`[scan] fail_on`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum FindingSeverity {
-    /// Informational.
-    Info,
-    /// Low.
-    Low,
-    /// Medium.
-    Medium,
-    /// High (the default threshold).
-    #[default]
-    High,
-    /// Critical.
-    Critical,
-}
-
-impl FindingSeverity {
-    fn parse(s: &str) -> Option<FindingSeverity> {
-        Some(match s {
-            "info" => FindingSeverity::Info,
-            "low" => FindingSeverity::Low,
-            "medium" => FindingSeverity::Medium,
-            "high" => FindingSeverity::High,
-            "critical" => FindingSeverity::Critical,
-            _ => return None,
-        })
-    }
-}
 
 /// The resolved configuration. Paths are relative to the project root.
 #[derive(Clone, Debug, PartialEq)]
@@ -110,12 +39,8 @@ pub struct Config {
     pub expires_days: u32,
     /// Admission levels skipped (recorded as weakened evidence).
     pub skip: Vec<Level>,
-    /// L3 affinity threshold (default 0.5).
-    pub affinity_threshold: f64,
-    /// L3 affinity threshold when both executors carry the same provider (default 0.85).
-    pub affinity_threshold_same_provider: f64,
-    /// External L6 verifier command; empty means built-in.
-    pub verifier: String,
+    /// The `[admission]` thresholds and external verifier.
+    pub admission: AdmissionSettings,
     /// Findings at or above this severity reject a skill.
     pub fail_on: FindingSeverity,
     /// Size and count limits.
@@ -126,8 +51,11 @@ pub struct Config {
     /// `[import] max_age_days`: cached remote sources older than this are fetched again
     /// (default 7; 0 always fetches).
     pub import_max_age_days: u32,
-    /// `[menu]` and `[agents.<id>]` (RUNTIME.md §1).
-    pub menu: crate::menu::settings::MenuSettings,
+    /// `[check]`: the codes `skillc check` does not report, everywhere or under some paths.
+    pub check: crate::suppress::CheckConfig,
+    /// `[scan] baseline`: the scan baseline file, relative to the root (default
+    /// `skillc-scan-baseline.json` when it exists).
+    pub scan_baseline: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -139,14 +67,13 @@ impl Default for Config {
             signing_key: PathBuf::from(".skillc/signing.key"),
             expires_days: 365,
             skip: Vec::new(),
-            affinity_threshold: 0.5,
-            affinity_threshold_same_provider: 0.85,
-            verifier: String::new(),
+            admission: AdmissionSettings::default(),
             fail_on: FindingSeverity::High,
             limits: Limits::default(),
             vocabulary_explicit: false,
             import_max_age_days: DEFAULT_IMPORT_MAX_AGE_DAYS,
-            menu: crate::menu::settings::MenuSettings::default(),
+            check: crate::suppress::CheckConfig::default(),
+            scan_baseline: None,
         }
     }
 }
@@ -160,8 +87,30 @@ struct File {
     scan: Option<ScanSection>,
     limits: Option<LimitsSection>,
     import: Option<ImportSection>,
-    menu: Option<crate::menu::settings::MenuSection>,
-    agents: Option<std::collections::BTreeMap<String, crate::menu::settings::AgentSection>>,
+    /// `[menu]` and `[agents.<id>]`: parsed with their own diagnostics by
+    /// `menu::settings::parse`.
+    #[serde(rename = "menu")]
+    _menu: Option<serde::de::IgnoredAny>,
+    #[serde(rename = "agents")]
+    _agents: Option<serde::de::IgnoredAny>,
+    check: Option<CheckSection>,
+    /// `[curator]`: parsed with its own diagnostics by `curate::config::parse`.
+    #[serde(rename = "curator")]
+    _curator: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct CheckSection {
+    ignore: Option<Vec<toml::Spanned<String>>>,
+    overrides: Option<Vec<OverrideSection>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OverrideSection {
+    paths: Vec<toml::Spanned<String>>,
+    ignore: Vec<toml::Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -199,6 +148,7 @@ struct AdmissionSection {
 #[serde(deny_unknown_fields)]
 struct ScanSection {
     fail_on: Option<toml::Spanned<String>>,
+    baseline: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -286,9 +236,9 @@ pub fn parse(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
         }
         cfg.skip.sort();
         for (slot, value) in [
-            (&mut cfg.affinity_threshold, a.affinity_threshold),
+            (&mut cfg.admission.affinity_threshold, a.affinity_threshold),
             (
-                &mut cfg.affinity_threshold_same_provider,
+                &mut cfg.admission.affinity_threshold_same_provider,
                 a.affinity_threshold_same_provider,
             ),
         ] {
@@ -306,8 +256,14 @@ pub fn parse(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
             }
         }
         if let Some(v) = a.verifier {
-            cfg.verifier = v;
+            cfg.admission.verifier = v;
         }
+    }
+    if let Some(b) = parsed.scan.as_ref().and_then(|s| s.baseline.as_ref()) {
+        cfg.scan_baseline = (!b.is_empty()).then(|| PathBuf::from(b));
+    }
+    if let Some(c) = parsed.check {
+        cfg.check = check_section(&src, c, &mut diags);
     }
     if let Some(s) = parsed.scan
         && let Some(f) = s.fail_on
@@ -356,30 +312,54 @@ pub fn parse(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
             )),
         }
     }
-    cfg.menu = crate::menu::settings::resolve(&src, parsed.menu, parsed.agents, &mut diags);
     (cfg, diags)
 }
 
-/// Turns a `toml` deserialization error into a diagnostic: `unknown` for unknown keys,
-/// `invalid` for everything else.
-pub fn toml_error(
-    src: &Source<'_>,
-    e: &toml::de::Error,
-    invalid: &'static rules::Rule,
-    unknown: &'static rules::Rule,
-) -> Diagnostic {
-    let span = e.span().unwrap_or(0..0);
-    let message = e.message().trim().to_owned();
-    if let Some(rest) = message.strip_prefix("unknown field ") {
-        let field = rest.split(',').next().unwrap_or(rest).trim();
-        let expected = rest.split_once("expected ").map(|(_, x)| x.to_owned());
-        let mut d = Diagnostic::new(unknown, src.file, src.span(span), format!("unknown key {field}"));
-        if let Some(x) = expected {
-            d = d.help(format!("expected {x}"));
+/// The `[check]` table: codes are `SK` rule codes or names (`metadata-not-string`), stored
+/// as codes; an unknown one is `CF001` at its position.
+fn check_section(src: &Source<'_>, c: CheckSection, diags: &mut Vec<Diagnostic>) -> crate::suppress::CheckConfig {
+    let codes = |list: Vec<toml::Spanned<String>>, diags: &mut Vec<Diagnostic>| -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for c in list {
+            match rules::find(c.get_ref()).filter(|r| r.code.starts_with("SK")) {
+                Some(r) => {
+                    if !out.iter().any(|x| x == r.code) {
+                        out.push(r.code.to_owned());
+                    }
+                }
+                None => diags.push(
+                    Diagnostic::new(
+                        &rules::CF001,
+                        src.file,
+                        src.span(c.span()),
+                        format!("`{}` is not a code `skillc check` reports", c.get_ref()),
+                    )
+                    .help("use `SK…` codes or rule names; `skillc explain` lists them"),
+                ),
+            }
         }
-        return d;
+        out
+    };
+    let ignore = codes(c.ignore.unwrap_or_default(), diags);
+    let mut overrides = Vec::new();
+    for o in c.overrides.unwrap_or_default() {
+        let mut paths = Vec::new();
+        for p in o.paths {
+            if p.get_ref().trim().is_empty() || p.get_ref().starts_with('/') {
+                diags.push(Diagnostic::new(
+                    &rules::CF001,
+                    src.file,
+                    src.span(p.span()),
+                    "an override path is a glob relative to the project root, e.g. \"skills/legacy/**\"",
+                ));
+            } else {
+                paths.push(p.into_inner());
+            }
+        }
+        let ignore = codes(o.ignore, diags);
+        overrides.push(crate::suppress::Override { paths, ignore });
     }
-    Diagnostic::new(invalid, src.file, src.span(span), message)
+    crate::suppress::CheckConfig { ignore, overrides }
 }
 
 #[cfg(test)]
@@ -409,6 +389,27 @@ mod tests {
         assert_eq!(cfg.skip, vec![Level::L2, Level::L5]);
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].span.start.column, 21);
+    }
+
+    #[test]
+    fn check_suppressions() {
+        let text = "[check]\nignore = [\"SK035\", \"metadata-not-string\"]\n\n[[check.overrides]]\npaths = [\"skills/legacy/**\"]\nignore = [\"SK027\"]\n";
+        let (cfg, d) = parse("p", text);
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(cfg.check.ignore, vec!["SK035"]);
+        assert_eq!(cfg.check.overrides[0].paths, vec!["skills/legacy/**"]);
+        let (_, d) = parse("p", "[check]\nignore = [\"SK999\", \"SC011\"]\n");
+        assert_eq!(
+            d.iter().map(|d| (d.rule.code, d.span.start.line)).collect::<Vec<_>>(),
+            vec![("CF001", 2), ("CF001", 2)]
+        );
+        let (_, d) = parse("p", "[check]\nignroe = []\n");
+        assert_eq!((d[0].rule.code, d[0].span.start.line), ("CF002", 2));
+        let (_, d) = parse("p", "[[check.overrides]]\npaths = [\"a\"]\nignore = []\ncodes = []\n");
+        assert_eq!((d[0].rule.code, d[0].span.start.line), ("CF002", 4));
+        let (cfg, d) = parse("p", "[scan]\nbaseline = \"ci/baseline.json\"\n");
+        assert!(d.is_empty());
+        assert_eq!(cfg.scan_baseline, Some(PathBuf::from("ci/baseline.json")));
     }
 
     #[test]

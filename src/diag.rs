@@ -4,7 +4,8 @@
 //! diagnostics next to their value and never fail on user input. Rendering lives here so the
 //! rules never depend on an output format: [`render_human`] draws rustc-style snippets with
 //! `annotate-snippets`, and the `Serialize` impl is the stable JSON shape documented in
-//! `docs/json.md`.
+//! `docs/json.md`. A [`Rule`] names what fired (the registry of codes is `crate::rules`), and
+//! a [`Source`] turns the byte ranges a parser sees into positions.
 
 use std::fmt;
 use std::ops::Range;
@@ -12,7 +13,63 @@ use std::ops::Range;
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 use serde::Serialize;
 
-use crate::rules::Rule;
+use crate::model::FindingSeverity;
+
+/// A rule's default severity, on the scale of what it reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RuleSeverity {
+    /// A diagnostic rule (`SK001`, `SC000`, …): the severity of its diagnostics in the
+    /// default mode (some change under `--strict`).
+    Diagnostic(Severity),
+    /// A scan rule (`SC001`…): the severity of a finding before context lowers or evidence
+    /// raises it.
+    Finding(FindingSeverity),
+}
+
+impl fmt::Display for RuleSeverity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Both inner impls `pad`, so `{:<8}` in `skillc explain` aligns either scale.
+        match self {
+            RuleSeverity::Diagnostic(s) => s.fmt(f),
+            RuleSeverity::Finding(s) => s.fmt(f),
+        }
+    }
+}
+
+/// A rule: a diagnostic rule or a scan rule (see [`RuleSeverity`]); `crate::rules` registers
+/// every one.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct Rule {
+    /// Stable code, e.g. `SK001`.
+    pub code: &'static str,
+    /// Short kebab-case name, e.g. `missing-skill-md`.
+    pub name: &'static str,
+    /// The default severity, on the rule's scale.
+    pub severity: RuleSeverity,
+    /// One line: what the rule checks.
+    pub summary: &'static str,
+    /// The Markdown text printed by `skillc explain`.
+    pub explanation: &'static str,
+}
+
+impl Rule {
+    /// The severity of a diagnostic of this rule before `--strict` or a stage changes it. A
+    /// scan rule reported as a diagnostic is an error (as `SC000` is).
+    pub fn diagnostic_severity(&self) -> Severity {
+        match self.severity {
+            RuleSeverity::Diagnostic(s) => s,
+            RuleSeverity::Finding(_) => Severity::Error,
+        }
+    }
+
+    /// The base severity of a scan rule's findings; `None` for a diagnostic rule.
+    pub fn finding_severity(&self) -> Option<FindingSeverity> {
+        match self.severity {
+            RuleSeverity::Finding(s) => Some(s),
+            RuleSeverity::Diagnostic(_) => None,
+        }
+    }
+}
 
 /// How bad a diagnostic is. Ordered from least to most severe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -118,7 +175,7 @@ impl Diagnostic {
     pub fn new(rule: &'static Rule, file: impl Into<String>, span: Span, message: impl Into<String>) -> Self {
         Diagnostic {
             rule,
-            severity: rule.severity,
+            severity: rule.diagnostic_severity(),
             file: file.into(),
             span,
             message: message.into(),
@@ -261,6 +318,49 @@ impl LineIndex {
 
 fn memchr_newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
     bytes.iter().enumerate().filter(|(_, b)| **b == b'\n').map(|(i, _)| i)
+}
+
+/// A file's text as the stages see it: its display path and a line index, for turning byte
+/// ranges into spans.
+pub struct Source<'a> {
+    /// The path shown in diagnostics.
+    pub file: &'a str,
+    /// The whole text of the file (a BOM, when present, is included).
+    pub text: &'a str,
+    index: LineIndex,
+}
+
+impl<'a> Source<'a> {
+    /// Indexes `text` for position lookups.
+    pub fn new(file: &'a str, text: &'a str) -> Source<'a> {
+        Source {
+            file,
+            text,
+            index: LineIndex::new(text),
+        }
+    }
+
+    /// The span of bytes `range` of the text.
+    pub fn span(&self, range: Range<usize>) -> Span {
+        self.index.span(self.text, range)
+    }
+}
+
+/// Turns a `toml` deserialization error into a diagnostic: `unknown` for unknown keys,
+/// `invalid` for everything else.
+pub fn toml_error(src: &Source<'_>, e: &toml::de::Error, invalid: &'static Rule, unknown: &'static Rule) -> Diagnostic {
+    let span = e.span().unwrap_or(0..0);
+    let message = e.message().trim().to_owned();
+    if let Some(rest) = message.strip_prefix("unknown field ") {
+        let field = rest.split(',').next().unwrap_or(rest).trim();
+        let expected = rest.split_once("expected ").map(|(_, x)| x.to_owned());
+        let mut d = Diagnostic::new(unknown, src.file, src.span(span), format!("unknown key {field}"));
+        if let Some(x) = expected {
+            d = d.help(format!("expected {x}"));
+        }
+        return d;
+    }
+    Diagnostic::new(invalid, src.file, src.span(span), message)
 }
 
 /// How to draw human-readable diagnostics.
@@ -444,12 +544,14 @@ mod tests {
 
     #[test]
     fn location_without_source_is_one_based() {
-        let d = Diagnostic::new(
-            &crate::rules::SK001,
-            "skills/a",
-            Span::at(Pos::START),
-            "missing SKILL.md",
-        );
+        static SK001: Rule = Rule {
+            code: "SK001",
+            name: "missing-skill-md",
+            severity: RuleSeverity::Diagnostic(Severity::Error),
+            summary: "",
+            explanation: "",
+        };
+        let d = Diagnostic::new(&SK001, "skills/a", Span::at(Pos::START), "missing SKILL.md");
         let out = render_human(&d, None, RenderOptions { color: false });
         assert!(out.contains("skills/a:1:1"), "{out}");
     }

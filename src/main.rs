@@ -3,14 +3,14 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args = <skillc::cli::Args as clap::Parser>::parse();
-    match skillc::cli::run(args) {
+    let args = <skillc::Args as clap::Parser>::parse();
+    match skillc::run(args) {
         Ok(status) => ExitCode::from(status as u8),
         // A closed pipe (`skillc check | head`) is a normal end, not an error.
-        Err(e) if skillc::cli::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if skillc::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::from(skillc::cli::Status::Error as u8)
+            ExitCode::from(skillc::Status::Error as u8)
         }
     }
 }

@@ -198,17 +198,6 @@ pub struct Scratch {
     touched: Vec<u32>,
 }
 
-/// One ranked executor.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Ranked {
-    /// Index of the executor in the documents given to [`Router::new`].
-    pub index: usize,
-    /// Its canonical name.
-    pub name: String,
-    /// Its score (higher is better).
-    pub score: f64,
-}
-
 impl Router {
     /// Indexes executors.
     pub fn new(docs: &[Doc], vocab: &Vocabulary) -> Router {
@@ -343,32 +332,10 @@ impl Router {
         }
     }
 
-    /// Executors ranked for a request, best first (score, then name); only positive scores.
-    pub fn rank(&self, request: &str) -> Vec<Ranked> {
-        let mut scratch = Scratch::default();
-        self.accumulate(request, &mut scratch);
-        let mut out: Vec<Ranked> = scratch
-            .touched
-            .iter()
-            .map(|&e| Ranked {
-                index: e as usize,
-                name: self.names[e as usize].clone(),
-                score: scratch.score[e as usize],
-            })
-            .filter(|r| r.score > EPSILON)
-            .collect();
-        out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.name.cmp(&b.name)));
-        out
-    }
-
     /// Where a request goes: `Ok(())` when executor `expected` ranks first with a score
     /// strictly above every other's, else `Err(Some(name))` naming the executor that ranks
-    /// first or ties, or `Err(None)` when nothing matches at all.
-    pub fn routes_to(&self, request: &str, expected: usize) -> Result<(), Option<String>> {
-        self.routes_to_with(request, expected, &mut Scratch::default())
-    }
-
-    /// [`Router::routes_to`] with reusable scratch space (one per thread).
+    /// first or ties, or `Err(None)` when nothing matches at all. `scratch` is reusable space
+    /// (one per thread).
     pub fn routes_to_with(&self, request: &str, expected: usize, scratch: &mut Scratch) -> Result<(), Option<String>> {
         self.accumulate(request, scratch);
         let mine = match scratch.score.get(expected) {
@@ -403,6 +370,44 @@ impl Router {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One ranked executor.
+    #[derive(Clone, Debug, PartialEq)]
+    struct Ranked {
+        /// Index of the executor in the documents given to [`Router::new`].
+        index: usize,
+        /// Its canonical name.
+        name: String,
+        /// Its score (higher is better).
+        score: f64,
+    }
+
+    impl Router {
+        /// Executors ranked for a request, best first (score, then name); only positive scores.
+        fn rank(&self, request: &str) -> Vec<Ranked> {
+            let mut scratch = Scratch::default();
+            self.accumulate(request, &mut scratch);
+            let mut out: Vec<Ranked> = scratch
+                .touched
+                .iter()
+                .map(|&e| Ranked {
+                    index: e as usize,
+                    name: self.names[e as usize].clone(),
+                    score: scratch.score[e as usize],
+                })
+                .filter(|r| r.score > EPSILON)
+                .collect();
+            out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.name.cmp(&b.name)));
+            out
+        }
+
+        /// Where a request goes: `Ok(())` when executor `expected` ranks first with a score
+        /// strictly above every other's, else `Err(Some(name))` naming the executor that ranks
+        /// first or ties, or `Err(None)` when nothing matches at all.
+        fn routes_to(&self, request: &str, expected: usize) -> Result<(), Option<String>> {
+            self.routes_to_with(request, expected, &mut Scratch::default())
+        }
+    }
     use crate::vocab;
 
     fn doc(name: &str, a: &str, o: &str, q: &[&str], p: &str, text: &[&str]) -> Doc {

@@ -1,27 +1,48 @@
-//! The registry of diagnostic rules: stable codes, default severities and `explain` texts.
+//! The registry of rules: stable codes, default severities and `explain` texts, for the
+//! diagnostics of every stage and the findings of the security scan alike.
 //!
 //! Codes never change meaning once released. Prefixes follow the pipeline stage that reports
 //! them: `SK` parse and validate a skill, `CF` the `pipeline.toml` configuration, `VO` the
-//! vocabulary file, `TR` translation, `AD` admission, `SC` the security scan (`SC000` here;
-//! the findings' own rules `SC001`… are in `crate::scan::rules`), `IM` import, `MG` migrate,
-//! `EX` export. Each rule's long explanation lives in
-//! `docs/rules/<CODE>.md` and is printed by `skillc explain <CODE>`.
+//! vocabulary file, `TR` translation, `AD` admission, `SC` the security scan, `IM` import,
+//! `MG` migrate, `EX` export. Each rule's long explanation lives in `docs/rules/<CODE>.md`
+//! and is printed by `skillc explain <CODE>`.
+//!
+//! One table holds both kinds of rule. A diagnostic rule's severity is on the scale
+//! `note < warning < error`; a scan rule's (`SC001`…, not `SC000`, which is the build's
+//! diagnostic for a rejected skill) is on the security scale `info < low < medium < high <
+//! critical`, compared with `[scan] fail_on`, and is only the base of its findings: one
+//! rule's findings span several severities (a `curl … | sh` from a vendor's host is `low`,
+//! from a paste site `critical`). [`RuleSeverity`] says which scale a rule is on.
 
-use crate::diag::Severity;
+use crate::diag::{Rule, RuleSeverity, Severity};
+use crate::model::FindingSeverity;
 
-/// A diagnostic rule.
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct Rule {
-    /// Stable code, e.g. `SK001`.
-    pub code: &'static str,
-    /// Short kebab-case name, e.g. `missing-skill-md`.
-    pub name: &'static str,
-    /// Severity in the default mode (some rules change severity under `--strict`).
-    pub severity: Severity,
-    /// One line: what the rule checks.
-    pub summary: &'static str,
-    /// The Markdown text printed by `skillc explain`.
-    pub explanation: &'static str,
+/// The [`RuleSeverity`] a severity word of the table stands for.
+macro_rules! rule_severity {
+    (Note) => {
+        RuleSeverity::Diagnostic(Severity::Note)
+    };
+    (Warning) => {
+        RuleSeverity::Diagnostic(Severity::Warning)
+    };
+    (Error) => {
+        RuleSeverity::Diagnostic(Severity::Error)
+    };
+    (Info) => {
+        RuleSeverity::Finding(FindingSeverity::Info)
+    };
+    (Low) => {
+        RuleSeverity::Finding(FindingSeverity::Low)
+    };
+    (Medium) => {
+        RuleSeverity::Finding(FindingSeverity::Medium)
+    };
+    (High) => {
+        RuleSeverity::Finding(FindingSeverity::High)
+    };
+    (Critical) => {
+        RuleSeverity::Finding(FindingSeverity::Critical)
+    };
 }
 
 macro_rules! rules {
@@ -31,12 +52,13 @@ macro_rules! rules {
             pub static $code: Rule = Rule {
                 code: stringify!($code),
                 name: $name,
-                severity: Severity::$sev,
+                severity: rule_severity!($sev),
                 summary: $summary,
                 explanation: include_str!(concat!("../docs/rules/", stringify!($code), ".md")),
             };
         )*
-        /// Every rule, in code order.
+        /// Every rule: the diagnostic rules by stage, then the scan rules, each in code order
+        /// (the order of `skillc explain`).
         pub static ALL: &[&Rule] = &[$(&$code),*];
     };
 }
@@ -58,6 +80,9 @@ rules! {
     SK014 "hidden-unicode" Warning "Invisible or direction-changing Unicode characters in a frontmatter value.";
     SK015 "lowercase-filename" Warning "The skill file is named `skill.md` instead of `SKILL.md`.";
     SK016 "not-a-skill" Error "A path given on the command line is neither a folder nor a SKILL.md file.";
+    SK017 "crlf-line-endings" Note "SKILL.md has CRLF (Windows) line endings.";
+    SK018 "fence-trailing-whitespace" Note "A frontmatter fence has spaces or tabs after `---`.";
+    SK019 "allowed-tools-spelling" Note "`allowed-tools` is a YAML list or comma-separated, not the standard's space-separated string.";
     SK020 "missing-name" Error "The frontmatter must have a `name`.";
     SK021 "name-empty" Error "`name` must be a non-empty string.";
     SK022 "name-too-long" Error "`name` must be at most 64 characters.";
@@ -125,13 +150,36 @@ rules! {
     IM007 "import-missing-scripts" Warning "A lone SKILL.md runs scripts that were not imported with it.";
     IM008 "import-tier-reset" Note "An imported skill's GAIA security tier claim was reset to experimental.";
     IM009 "import-lock-drift" Error "`import --locked`: a source's content no longer matches skillc.lock.";
+    // The scan rules: severities info…critical.
+    SC001 "bidi-control" High "Bidirectional control characters that reorder how text is displayed (Trojan Source).";
+    SC002 "invisible-characters" Low "Zero-width and other invisible characters; runs of them can carry a hidden payload.";
+    SC003 "unicode-tag-payload" Critical "Unicode tag characters outside a flag emoji: invisible ASCII that models read.";
+    SC004 "control-characters" Medium "C0/C1 control characters (terminal escapes, backspaces) in a text file.";
+    SC010 "decode-and-execute" Critical "Decoded data is executed (`base64 -d | sh`, `eval \"$(…)\"`, `exec(b64decode(…))`).";
+    SC011 "download-and-execute" High "Downloaded code is executed (`curl … | sh`, `bash <(wget …)`, `iex (iwr …)`).";
+    SC012 "protected-archive" High "A password-protected archive is downloaded or unpacked (scanners cannot look inside).";
+    SC013 "paste-site" Medium "A paste site (glot.io, pastebin, …) is used, worst as an installer.";
+    SC014 "raw-ip-url" Medium "A URL whose host is a public IP address rather than a name.";
+    SC015 "credential-exfiltration" High "A credential store (~/.ssh, ~/.aws, .env, a keychain) is read near a network send.";
+    SC016 "environment-dump" High "The whole environment (`env`, `printenv`, `os.environ`) is dumped and sent out.";
+    SC017 "prompt-injection" High "Text that tells the model to ignore its instructions or to hide actions from the user.";
+    SC020 "symlink-escape" High "A symbolic link points outside the skill folder.";
+    SC021 "binary-file" High "An executable, or binary content where text is expected.";
+    SC022 "not-scanned" High "A file could not be scanned: over the size or count limits, or unreadable.";
+    SC030 "allowed-tools" Info "`allowed-tools` is recorded for review; it never grants anything.";
 }
 
-/// Looks a rule up by code, case-insensitively (`sk001` finds `SK001`).
+/// Looks a rule up by code, case-insensitively (`sk001` finds `SK001`), or by name.
 pub fn find(code: &str) -> Option<&'static Rule> {
     ALL.iter()
         .copied()
         .find(|r| r.code.eq_ignore_ascii_case(code) || r.name == code)
+}
+
+/// The scan rules (`SC001`…): every rule whose findings are on the security scale, in code
+/// order (the rules of a SARIF log's driver).
+pub fn scan_rules() -> impl Iterator<Item = &'static Rule> {
+    ALL.iter().copied().filter(|r| r.finding_severity().is_some())
 }
 
 #[cfg(test)]
@@ -156,5 +204,42 @@ mod tests {
         assert_eq!(find("sk001").map(|r| r.code), Some("SK001"));
         assert_eq!(find("duplicate-key").map(|r| r.code), Some("SK008"));
         assert!(find("SK999").is_none());
+        assert_eq!(find("sc011").map(|r| r.name), Some("download-and-execute"));
+        assert_eq!(find("paste-site").map(|r| r.code), Some("SC013"));
+    }
+
+    #[test]
+    fn scan_rules_are_the_finding_scale_in_code_order() {
+        let codes: Vec<&str> = scan_rules().map(|r| r.code).collect();
+        assert!(codes.windows(2).all(|w| w[0] < w[1]), "{codes:?}");
+        assert_eq!(codes.first(), Some(&"SC001"));
+        assert!(!codes.contains(&"SC000"), "SC000 is the build's diagnostic");
+        assert_eq!(SC000.diagnostic_severity(), Severity::Error);
+        assert_eq!(SC011.finding_severity(), Some(FindingSeverity::High));
+    }
+
+    /// Every `docs/rules/*.md` is a registered code, and every explanation says more than a
+    /// line.
+    #[test]
+    fn rule_docs_match_the_registry() {
+        let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/rules");
+        let mut on_disk: Vec<String> = std::fs::read_dir(&docs)
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .map(|e| e.file_name().to_string_lossy().trim_end_matches(".md").to_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        on_disk.sort();
+        let mut registered: Vec<&str> = ALL.iter().map(|r| r.code).collect();
+        registered.sort();
+        assert_eq!(on_disk, registered, "docs/rules/*.md and the registry disagree");
+        for r in ALL {
+            assert!(
+                r.explanation.lines().count() >= 5,
+                "{} needs a real explanation",
+                r.code
+            );
+        }
     }
 }

@@ -12,8 +12,9 @@
 use std::collections::BTreeMap;
 
 use crate::db::{Settings, SkillSource, TextInput};
+use crate::diag::Rule;
 use crate::extract::{self, Program, SubCommand};
-use crate::rules::{self, Rule};
+use crate::rules;
 use crate::skill;
 use crate::vocab::{self, Match, Vocabulary};
 

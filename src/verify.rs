@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::emit::{self, CATALOG, CATALOG_SIG, PUBLIC_KEY, REPORT, ROUTING};
-use crate::generate::sha256;
 use crate::sign::PublicKey;
+use crate::util::sha256;
 
 /// One reason a catalog is refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -264,7 +264,7 @@ pub fn verify(files: &BTreeMap<String, Entry>, key: &PublicKey, opts: &Options) 
             }
         }
     }
-    for required in [REPORT, ROUTING, PUBLIC_KEY, crate::menu::index::FILE] {
+    for required in [REPORT, ROUTING, PUBLIC_KEY, crate::emit::MENU_INDEX] {
         if !vouched.contains(required) {
             v.failures.push(Failure::Malformed {
                 file: CATALOG.into(),

@@ -17,7 +17,7 @@ const CACHE_MAGIC: &[u8; 16] = b"skillc-vecache1\n";
 
 /// The cache file of one embedder id.
 fn cache_path(state_dir: &Path, id: &str) -> PathBuf {
-    let key = &crate::generate::sha256(id.as_bytes())[..16];
+    let key = &crate::util::sha256(id.as_bytes())[..16];
     state_dir.join("cache").join(format!("menu-vectors-{key}.bin"))
 }
 

@@ -38,8 +38,8 @@ fn with_text<T>(
         .iter()
         .map(|g| ExecutorText {
             name: g.executor.name.clone(),
-            en: g.executor.labels.0.clone(),
-            it: g.executor.labels.1.clone(),
+            en: g.executor.labels.en.clone(),
+            it: g.executor.labels.it.clone(),
         })
         .collect();
     Some(f(&menu::SkillText {

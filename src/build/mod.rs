@@ -30,32 +30,33 @@
 //! sees the whole catalog through [`admit::admit`].
 
 pub mod dense;
+pub mod exec;
 pub mod menu;
 pub mod session;
 pub mod store;
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
 use serde_json::json;
 
 use crate::admit::{self, SkillPlans, Verdict};
-use crate::config::Level;
 use crate::db::{BuildInputs, Contents, SkillSource};
+use crate::diag::Rule;
 use crate::diag::{Diagnostic, Pos, Severity, Span};
-use crate::generate::{self, SkillInfo, Stamp, sha256};
-use crate::rules::{self, Rule};
+use crate::generate::{self, SkillInfo, Stamp};
+use crate::model::{Level, LevelStatus, Prototype, SkillFile, SkillStatus, WRAPPER_DIGEST};
+use crate::rules;
 use crate::skill::{self, SkillCheck};
 use crate::translate::{self, Outcome, Translation};
+use crate::util::sha256;
 use crate::vocab;
 
-/// The files of a skill kept in the catalog (`out/skills/<name>/`): path relative to the
-/// skill folder, bytes and hex SHA-256, sorted by path. Files that could not be read are left
-/// out (they are diagnostics of `check_skill`).
+/// The files of a skill kept in the catalog (`out/skills/<name>/`), sorted by path. Files
+/// that could not be read are left out (they are diagnostics of `check_skill`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SkillFiles {
-    /// `(relative path, bytes, hex SHA-256)`.
-    pub files: Vec<(String, Arc<[u8]>, String)>,
+    /// Every readable file, SKILL.md included.
+    pub files: Vec<SkillFile>,
 }
 
 /// Hashes the readable files of a skill (SKILL.md and support files).
@@ -64,10 +65,14 @@ pub fn skill_files(db: &dyn salsa::Database, skill: SkillSource) -> SkillFiles {
     let mut files = Vec::new();
     for f in skill.skill_md(db).into_iter().chain(skill.files(db).iter().copied()) {
         if let Contents::Bytes(b) = f.contents(db) {
-            files.push((f.rel_path(db).clone(), b.clone(), sha256(b)));
+            files.push(SkillFile {
+                path: f.rel_path(db).clone(),
+                bytes: b.clone(),
+                sha256: sha256(b),
+            });
         }
     }
-    files.sort_by(|a, b| a.0.cmp(&b.0));
+    files.sort_by(|a, b| a.path.cmp(&b.path));
     SkillFiles { files }
 }
 
@@ -103,7 +108,7 @@ pub fn skill_unit(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillSou
         let file_hashes: BTreeMap<String, String> = skill_files(db, skill)
             .files
             .iter()
-            .map(|(p, _, h)| (p.clone(), h.clone()))
+            .map(|f| (f.path.clone(), f.sha256.clone()))
             .collect();
         SkillInfo {
             name: name.clone(),
@@ -204,7 +209,7 @@ pub struct AdmissionInput {
     /// The skill's generation info, file hashes blanked (L5 checks that programs exist).
     pub info: Option<SkillInfo>,
     /// The skill's files, for the external verifier (empty when none is configured).
-    pub files: Vec<(String, Arc<[u8]>)>,
+    pub files: Vec<SkillFile>,
 }
 
 /// One skill's [`AdmissionInput`].
@@ -212,7 +217,7 @@ pub struct AdmissionInput {
 pub fn admission_input(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillSource) -> AdmissionInput {
     let u = skill_unit(db, inputs, skill);
     let drafts = skill_drafts(db, inputs, skill);
-    let verifier = !inputs.admission(db).verifier.trim().is_empty();
+    let verifier = inputs.admission(db).has_verifier();
     let plans = u
         .translation
         .plans
@@ -227,8 +232,8 @@ pub fn admission_input(db: &dyn salsa::Database, inputs: BuildInputs, skill: Ski
             if !verifier {
                 // The external verifier receives the manifest; nothing else reads it here.
                 e.manifest = String::new();
-                // L5's answers are recorded by digest (`admit::Recorded`).
-                e.wrapper = format!("{}{}", admit::WRAPPER_DIGEST, d.hashes().0);
+                // L5's answers are recorded by digest (`model::Recorded`).
+                e.wrapper = format!("{WRAPPER_DIGEST}{}", d.digests().wrapper);
             }
             Some((name.clone(), p.clone(), e))
         })
@@ -240,11 +245,7 @@ pub fn admission_input(db: &dyn salsa::Database, inputs: BuildInputs, skill: Ski
         i
     });
     let files = if verifier {
-        skill_files(db, skill)
-            .files
-            .iter()
-            .map(|(p, b, _)| (p.clone(), b.clone()))
-            .collect()
+        skill_files(db, skill).files.clone()
     } else {
         Vec::new()
     };
@@ -290,19 +291,19 @@ pub struct Decision {
 
 /// The decisions of the whole catalog (admission over every skill at once).
 #[derive(Debug, Default, PartialEq)]
-pub struct Admission {
+pub struct Decisions {
     /// The decision of each skill of [`BuildInputs::skills`].
     pub decisions: HashMap<SkillSource, Decision>,
     /// Catalog-wide status of each level: `run`, `skipped` or `not-run`.
-    pub levels: BTreeMap<Level, &'static str>,
+    pub levels: BTreeMap<Level, LevelStatus>,
     /// The routing battery of the admitted executors (`out/routing.toml`).
-    pub battery: Vec<admit::Prototype>,
+    pub battery: Vec<Prototype>,
 }
 
 /// Admission over the whole catalog: duplicate names (AD003), then [`admit::admit`] (L1, L2,
 /// and the levels to come) over the skills still in.
 #[salsa::tracked(returns(ref))]
-pub fn admission(db: &dyn salsa::Database, inputs: BuildInputs) -> Admission {
+pub fn admission(db: &dyn salsa::Database, inputs: BuildInputs) -> Decisions {
     let skills = inputs.skills(db);
     let units: Vec<(SkillSource, &AdmissionInput)> =
         skills.iter().map(|s| (*s, admission_input(db, inputs, *s))).collect();
@@ -345,15 +346,12 @@ pub fn admission(db: &dyn salsa::Database, inputs: BuildInputs) -> Admission {
     entries.sort_unstable();
     let plans: Vec<SkillPlans<'_>> = entries.iter().map(|&i| skill_plans(units[i].1)).collect();
     let vocab = &vocab::vocabulary(db, inputs.vocabulary(db)).vocabulary;
-    let settings = inputs.admission(db);
     let result = admit::admit(
         &plans,
         vocab,
         &admit::Options {
             skip: inputs.skip(db),
-            affinity_threshold: settings.affinity_threshold,
-            affinity_threshold_same_provider: settings.affinity_threshold_same_provider,
-            verifier: &settings.verifier,
+            settings: inputs.admission(db),
             runner: inputs.recorded(db),
         },
     );
@@ -365,7 +363,7 @@ pub fn admission(db: &dyn salsa::Database, inputs: BuildInputs) -> Admission {
             d.plans = v.plans;
         }
     }
-    Admission {
+    Decisions {
         decisions,
         levels: result.levels,
         battery: result.battery,
@@ -386,14 +384,14 @@ pub struct Generated {
     /// Index of its plan in the skill's translation.
     pub plan: usize,
     /// The admission levels it passed.
-    pub levels: BTreeMap<Level, &'static str>,
+    pub levels: BTreeMap<Level, LevelStatus>,
     /// The executor. Its `wrapper` and `manifest` are left empty to save memory (the wrapper
     /// is re-rendered when written, the manifest when stamped); `lang_state` is kept.
     pub executor: generate::Executor,
     /// Hex SHA-256 of that manifest: equal fingerprints mean equal manifests but for the time.
     pub fingerprint: String,
     /// Hex SHA-256 of the wrapper and of the language state.
-    pub hashes: (String, String),
+    pub digests: generate::Digests,
 }
 
 /// What one skill contributes to `out/`, all but times and signatures.
@@ -404,7 +402,7 @@ pub struct SkillOutput {
     /// Its admitted executors, in plan order.
     pub executors: Vec<Generated>,
     /// The retained files (`out/skills/<name>/…`), when accepted.
-    pub files: Vec<(String, Arc<[u8]>, String)>,
+    pub files: Vec<SkillFile>,
 }
 
 /// Generates a skill's admitted executors.
@@ -433,7 +431,7 @@ pub fn skill_output(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillS
         executor.restamp(plan, name, info, &stamp);
         let fingerprint = sha256(executor.manifest.as_bytes());
         // Re-stamping changes only the manifest: the draft's digests still hold.
-        let hashes = executor.hashes().clone();
+        let digests = executor.digests().clone();
         // Most of a catalog's bytes: rendered again when written or stamped.
         executor.wrapper = String::new();
         executor.manifest = String::new();
@@ -441,7 +439,7 @@ pub fn skill_output(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillS
             plan: j,
             levels: levels.clone(),
             fingerprint,
-            hashes,
+            digests,
             executor,
         });
     }
@@ -532,13 +530,13 @@ pub fn plan_event(unit: &SkillUnit, decision: &Decision, j: usize) -> (&'static 
 }
 
 /// The `status` of a skill in the report.
-pub fn skill_status(unit: &SkillUnit, decision: &Decision) -> &'static str {
+pub fn skill_status(unit: &SkillUnit, decision: &Decision) -> SkillStatus {
     if decision.rejected.is_some() {
-        "rejected"
+        SkillStatus::Rejected
     } else if unit.translation.plans.is_empty() {
-        "instruction-only"
+        SkillStatus::InstructionOnly
     } else {
-        "ok"
+        SkillStatus::Ok
     }
 }
 
@@ -569,7 +567,7 @@ pub fn report_entry(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillS
         "findings": unit.findings,
         "plans": plans,
     });
-    let text = serde_json::to_string_pretty(&crate::emit::sorted_json(entry)).unwrap_or_default();
+    let text = serde_json::to_string_pretty(&crate::util::sorted_json(entry)).unwrap_or_default();
     text.replace('\n', "\n    ")
 }
 
@@ -582,12 +580,12 @@ pub fn render_report(
     vocab_path: &str,
     vocab_sha: &str,
     skip: &[Level],
-    admission_levels: &BTreeMap<Level, &'static str>,
+    admission_levels: &BTreeMap<Level, LevelStatus>,
     reproducible: bool,
 ) -> String {
     let mut levels = serde_json::Map::new();
     for (l, s) in admission_levels {
-        levels.insert(l.as_str().into(), (*s).into());
+        levels.insert(l.as_str().into(), s.as_str().into());
     }
     const HOLE: &str = "\u{0}skills\u{0}";
     let report = json!({
@@ -600,7 +598,7 @@ pub fn render_report(
         "admission": {"levels": levels, "skipped": skip.iter().map(|l| l.as_str()).collect::<Vec<_>>()},
         "skills": HOLE,
     });
-    let text = serde_json::to_string_pretty(&crate::emit::sorted_json(report)).unwrap_or_default();
+    let text = serde_json::to_string_pretty(&crate::util::sorted_json(report)).unwrap_or_default();
     let skills = if entries.is_empty() {
         "[]".to_owned()
     } else {

@@ -19,17 +19,18 @@ use rayon::prelude::*;
 use serde_json::json;
 use sha2::Digest as _;
 
+use super::exec::System;
 use super::store::{self, CatalogState, ExecutorState, Fingerprint, OutputState, State};
 use super::{Totals, admission, decision, report_entry, skill_output, skill_unit};
-use crate::config::Level;
 use crate::db::load::{self, FoundSkill, LoadError, ReadSkill};
-use crate::db::{self, BuildInputs, Contents, Db, Limits, Settings, SkillSource, SourceFile, TextInput};
+use crate::db::{self, BuildInputs, Contents, Db, Settings, SkillSource, SourceFile, TextInput};
 use crate::diag::{Diagnostic, Severity};
 use crate::emit::write::{self, EmitError};
 use crate::emit::{self, CatalogExecutor, CatalogHeader, CatalogSkill};
-use crate::generate::{Stamp, hex, sha256};
+use crate::generate::Stamp;
+use crate::model::{AdmissionSettings, FindingSeverity, Level, LevelStatus, Limits, Mode, Recorded};
 use crate::sign::SecretKey;
-use crate::skill::validate::Mode;
+use crate::util::{hex, sha256};
 use crate::vocab;
 
 /// L5's answers kept between processes, in the state folder ([`store::L5Cache`]).
@@ -59,9 +60,9 @@ pub struct Options {
     /// Path of the vocabulary as shown (a file, or `<built-in vocabulary>`).
     pub vocab_path: String,
     /// The `[admission]` thresholds and external verifier.
-    pub admission: crate::admit::Settings,
+    pub admission: AdmissionSettings,
     /// Security findings at or above this severity reject a skill (`[scan] fail_on`).
-    pub fail_on: crate::config::FindingSeverity,
+    pub fail_on: FindingSeverity,
     /// Skill name → original source, from `skillc.lock`.
     pub imported_from: BTreeMap<String, String>,
     /// `[menu]` and `[agents]`, written into the menu index.
@@ -142,7 +143,7 @@ pub struct Outcome {
     pub files_removed: usize,
     /// Manifests signed by this build (others reused their unchanged signature).
     pub manifests_signed: usize,
-    /// Whether the catalog was signed (it changed).
+    /// Whether the catalog was signed anew (what it says changed, or the key did).
     pub catalog_signed: bool,
     /// Files in `out/` skillc did not write (left alone).
     pub foreign: Vec<String>,
@@ -163,7 +164,7 @@ struct Known {
 /// A build session: the database, the inputs and the memory of the last build.
 pub struct Session {
     opts: Options,
-    /// `admit::exec::System::python_fingerprint` of the interpreter L5 runs.
+    /// [`System::python_fingerprint`] of the interpreter L5 runs.
     python: String,
     db: Db,
     inputs: BuildInputs,
@@ -296,7 +297,7 @@ impl Session {
         let settings = Settings::new(&db, Mode::Default, opts.limits);
         let vocab = TextInput::new(&db, opts.vocab_path.clone(), vocab_text);
         // The interpreter L5 runs, found once per session (it stats the `PATH`).
-        let python = crate::admit::exec::System::new(opts.root.clone()).python_fingerprint();
+        let python = System::new(opts.root.clone()).python_fingerprint();
         let inputs = BuildInputs::new(
             &db,
             Vec::new(),
@@ -590,16 +591,16 @@ impl Session {
     }
 
     /// L5's answers from `.skillc/l5.json`, when the same tool and interpreter wrote them.
-    fn cached_l5(opts: &Options, python: &str) -> crate::admit::Recorded {
+    fn cached_l5(opts: &Options, python: &str) -> Recorded {
         match store::read::<store::L5Cache>(&opts.state_dir.join(L5_CACHE)) {
             Some(c) if c.python == python && c.skillc == env!("CARGO_PKG_VERSION") && !c.described.is_empty() => {
-                crate::admit::Recorded {
+                Recorded {
                     python: true,
                     described: c.described,
                     verified: Default::default(),
                 }
             }
-            _ => crate::admit::Recorded::default(),
+            _ => Recorded::default(),
         }
     }
 
@@ -622,7 +623,7 @@ impl Session {
                 u.rejected.is_none().then_some(u)
             })
             .collect();
-        let runner = crate::admit::exec::System::new(self.opts.root.clone());
+        let runner = System::new(self.opts.root.clone());
         let mut changed = false;
         if !skip.contains(&Level::L5) {
             let mut wrappers: Vec<(String, String)> = Vec::new();
@@ -631,7 +632,7 @@ impl Session {
             // The wrappers' texts are in the drafts (admission sees their digests).
             for s in &skills {
                 for e in super::skill_drafts(db, inputs, *s).iter().flatten() {
-                    let sha = e.hashes().0.clone();
+                    let sha = e.digests().wrapper.clone();
                     seen_all.insert(sha.clone());
                     if !recorded.described.contains_key(&sha) && seen.insert(sha) {
                         wrappers.push((format!("{}.py", e.name), e.wrapper.clone()));
@@ -840,11 +841,7 @@ impl Session {
             Planned::owned(
                 emit::render_routing(
                     &admitted.battery,
-                    admitted
-                        .levels
-                        .get(&Level::L4)
-                        .copied()
-                        .unwrap_or(crate::admit::NOT_RUN),
+                    admitted.levels.get(&Level::L4).copied().unwrap_or(LevelStatus::NotRun),
                 )
                 .into_bytes(),
                 false,
@@ -857,7 +854,7 @@ impl Session {
             plan.insert(
                 format!("{dir}/{}.py", e.name),
                 Planned {
-                    sha256: g.hashes.0.clone(),
+                    sha256: g.digests.wrapper.clone(),
                     executable: true,
                     payload: Payload::Wrapper(unit, g),
                 },
@@ -879,7 +876,7 @@ impl Session {
             );
             plan.insert(
                 format!("{dir}/manifest.lang_state.json"),
-                Planned::text(&e.lang_state, g.hashes.1.clone(), false),
+                Planned::text(&e.lang_state, g.digests.lang_state.clone(), false),
             );
             catalog_execs.push(CatalogExecutor {
                 name: e.name.clone(),
@@ -899,19 +896,19 @@ impl Session {
             let (Some(info), true) = (&r.unit.info, r.output.accepted) else {
                 continue;
             };
-            for (rel, bytes, sha) in &r.output.files {
+            for f in &r.output.files {
                 plan.insert(
-                    format!("skills/{}/{rel}", info.name),
+                    format!("skills/{}/{}", info.name, f.path),
                     Planned {
-                        sha256: sha.clone(),
-                        executable: is_script(rel),
-                        payload: Payload::Shared(bytes.clone()),
+                        sha256: f.sha256.clone(),
+                        executable: is_script(&f.path),
+                        payload: Payload::Shared(f.bytes.clone()),
                     },
                 );
             }
             catalog_skills.push(CatalogSkill {
                 name: info.name.clone(),
-                status: super::skill_status(r.unit, r.decision).into(),
+                status: super::skill_status(r.unit, r.decision),
                 executors: r.output.executors.len(),
                 files: info.file_hashes.clone(),
             });
@@ -940,8 +937,8 @@ impl Session {
         for f in [
             emit::ROUTING,
             emit::PUBLIC_KEY,
-            crate::menu::index::FILE,
-            crate::menu::embed::VECTORS_FILE,
+            emit::MENU_INDEX,
+            emit::MENU_VECTORS,
         ] {
             if let Some(p) = plan.get(f) {
                 files_vouched.insert(f.to_owned(), p.sha256.clone());
@@ -1195,9 +1192,11 @@ impl Session {
                     (*path).clone(),
                     OutputState {
                         sha256: p.sha256.clone(),
-                        size: sizes.get(path.as_str()).map_or_else(|| p.payload.len() as u64, |s| s.0),
+                        size: sizes
+                            .get(path.as_str())
+                            .map_or_else(|| p.payload.len() as u64, |w| w.size),
                         executable: p.executable,
-                        mtime_ns: sizes.get(path.as_str()).map_or(0, |s| s.1),
+                        mtime_ns: sizes.get(path.as_str()).map_or(0, |w| w.mtime_ns),
                     },
                 )
             })
@@ -1405,9 +1404,14 @@ impl<'a> Planned<'a> {
     }
 }
 
-/// Writes one planned file; returns its size.
-/// A file written: its size and the modification time it got (ns since the epoch).
-type Written = (u64, i128);
+/// A file written: its size and the modification time it got.
+#[derive(Clone, Copy, Debug)]
+struct Written {
+    /// Bytes.
+    size: u64,
+    /// Nanoseconds since the epoch (0 when unknown).
+    mtime_ns: i128,
+}
 
 fn write_planned(out_dir: &Path, path: &str, p: &Planned<'_>, skip: &[Level]) -> Result<Written, EmitError> {
     let mode = if p.executable { 0o755 } else { 0o644 };
@@ -1448,13 +1452,16 @@ fn write_planned(out_dir: &Path, path: &str, p: &Planned<'_>, skip: &[Level]) ->
     };
     write::write_file(&full, &bytes, mode)?;
     // The time it got, so that a later edit of the file in `out/` is noticed.
-    let mtime = store::stat(&full).map_or(0, |(_, t)| t);
-    Ok((bytes.len() as u64, mtime))
+    let mtime_ns = store::stat(&full).map_or(0, |(_, t)| t);
+    Ok(Written {
+        size: bytes.len() as u64,
+        mtime_ns,
+    })
 }
 
 fn audit_line(time: &jiff::Timestamp, build: &str, event: &str, detail: serde_json::Value) -> String {
     let v = json!({"time": time.to_string(), "build": build, "event": event, "detail": detail});
-    serde_json::to_string(&emit::sorted_json(v)).unwrap_or_default()
+    crate::util::sorted_json_line(&v)
 }
 
 fn new_source(db: &Db, l: &Loaded) -> SkillSource {

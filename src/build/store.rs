@@ -191,7 +191,7 @@ pub fn out_stat(out: &Path) -> Option<String> {
     for p in parts {
         h.update(p?);
     }
-    Some(crate::generate::hex(&h.finalize()))
+    Some(crate::util::hex(&h.finalize()))
 }
 
 /// Size (0 for folders) and modification time (ns since the epoch) of a file or folder,

@@ -9,8 +9,8 @@ use super::keys::{self, KeySource};
 use super::progress::MessageFormat;
 use super::{Printer, ReportFormat, Status, project};
 use crate::build::session::{BuildError, Options, Outcome, Session};
-use crate::config::Level;
 use crate::emit::{self, write};
+use crate::model::Level;
 
 /// What a build reads and where it writes: the flags `skillc build` and `skillc watch` share.
 #[derive(Debug, clap::Args)]
@@ -159,11 +159,7 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
             key,
             sde: source_date_epoch()?,
             vocab_path: vpath,
-            admission: crate::admit::Settings {
-                affinity_threshold: cfg.affinity_threshold,
-                affinity_threshold_same_provider: cfg.affinity_threshold_same_provider,
-                verifier: cfg.verifier.clone(),
-            },
+            admission: cfg.admission.clone(),
             fail_on: cfg.fail_on,
             // A project's imports (`skillc import`) record their sources as `imported_from`.
             imported_from: crate::import::lock::read(root)?
@@ -171,7 +167,7 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
                 .into_values()
                 .map(|e| (e.name, e.source))
                 .collect(),
-            menu: super::menu::build_settings(root, &cfg.menu)?,
+            menu: super::menu::build_settings(root, &project.menu)?,
         },
         vocab_text: vtext,
         _lock: lock,

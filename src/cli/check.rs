@@ -1,4 +1,5 @@
-//! `skillc check`: validate skills and report diagnostics.
+//! `skillc check`: validate skills and report diagnostics; `--fix` and `--diff` first run the
+//! fix engine (`cli::fix`).
 
 use std::path::{Path, PathBuf};
 
@@ -7,9 +8,11 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::{CheckArgs, Format, Printer, Status};
-use crate::db::{Contents, Db, Limits, Settings, SkillSource, load};
+use crate::db::{Contents, Db, Settings, SkillSource, load};
 use crate::diag::{self, Counts, Diagnostic, RenderOptions, Severity};
-use crate::skill::{self, validate::Mode};
+use crate::fix;
+use crate::model::{Limits, Mode};
+use crate::skill;
 
 /// Skills loaded into a fresh database.
 pub(crate) struct Loaded {
@@ -42,9 +45,23 @@ pub(crate) fn load_skills(
     })
 }
 
-/// One checked path: display path, skill name, diagnostics, and the skill input (absent for
-/// path-level problems).
-type Entry = (String, Option<String>, Vec<Diagnostic>, Option<SkillSource>);
+/// One checked path: display path, skill name, diagnostics with whether `--fix` fixes each,
+/// and the skill input (absent for path-level problems).
+struct Entry {
+    path: String,
+    name: Option<String>,
+    diagnostics: Vec<Diagnostic>,
+    fixable: Vec<bool>,
+    skill: Option<SkillSource>,
+}
+
+/// A diagnostic in the JSON report: its fields and whether `check --fix` fixes it.
+#[derive(Serialize)]
+struct JsonDiagnostic<'a> {
+    #[serde(flatten)]
+    diagnostic: &'a Diagnostic,
+    fixable: bool,
+}
 
 /// The verdict of one checked path.
 #[derive(Serialize)]
@@ -52,15 +69,17 @@ struct SkillReport<'a> {
     path: &'a str,
     name: Option<&'a str>,
     status: &'static str,
-    diagnostics: &'a [Diagnostic],
+    diagnostics: Vec<JsonDiagnostic<'a>>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Default)]
 struct Summary {
     skills: usize,
     ok: usize,
     warnings: usize,
     errors: usize,
+    /// Diagnostics `check --fix` would fix.
+    fixable: usize,
 }
 
 #[derive(Serialize)]
@@ -88,48 +107,164 @@ pub(crate) fn run(args: &CheckArgs, out: &mut Printer) -> anyhow::Result<Status>
     // project's roots are checked at its root; below it, the current folder (as ruff does).
     let cwd = std::env::current_dir()?;
     let project = super::project::load(&cwd, out)?;
-    let (base, paths) = if project.root == cwd {
-        project.inputs(&args.paths)
+    let given = if args.files {
+        let owning = super::project::owning_skills(&args.paths);
+        if owning.is_empty() {
+            out.note("no skill among the files given");
+            return Ok(Status::Success);
+        }
+        owning
     } else {
-        (PathBuf::new(), super::project::default_paths(&args.paths))
+        args.paths.clone()
     };
+    let (base, paths) = if project.root == cwd {
+        project.inputs(&given)
+    } else {
+        (PathBuf::new(), super::project::default_paths(&given))
+    };
+    let suppress = project.config.check.matcher(&project.root, &cwd.join(&base));
+    let ignored = |file: &str, code: &str| suppress.ignores(file, code);
+    let options = fix::Options {
+        mode,
+        rename_folder: args.rename_folder,
+    };
+    if args.fix || args.diff {
+        let totals = super::fix::run(&base, &paths, project.config.limits, options, args.diff, &ignored, out)?;
+        if args.diff {
+            out.flush()?;
+            // As `cargo fmt --check`: 1 when something would change.
+            return Ok(if totals.skills > 0 {
+                Status::Failure
+            } else {
+                Status::Success
+            });
+        }
+        out.note(&if totals.edits == 0 {
+            "nothing to fix".to_owned()
+        } else {
+            format!(
+                "fixed {} in {}",
+                super::output::count(totals.edits, "problem"),
+                super::output::count(totals.skills, "skill")
+            )
+        });
+    }
     let loaded = load_skills(&base, &paths, mode, project.config.limits, false, &[])?;
+    let entries = entries(&loaded, options, &ignored);
+    let summary = summarize(&entries);
+    let any_error = summary.errors > 0;
+    let any_warning = summary.warnings > 0;
+    render(args, out, &loaded.db, &entries, summary)?;
+    out.flush()?;
+    Ok(if any_error || (args.deny_warnings && any_warning) {
+        Status::Failure
+    } else {
+        Status::Success
+    })
+}
+
+/// Checks every loaded skill: one entry per path problem, then one per skill, in path order;
+/// suppressed diagnostics are left out.
+fn entries(loaded: &Loaded, options: fix::Options, ignored: &(dyn Fn(&str, &str) -> bool + Sync)) -> Vec<Entry> {
     let db = &loaded.db;
     let settings = loaded.settings;
-    let results: Vec<skill::SkillCheck> = loaded
-        .skills
-        .par_iter()
-        .map_with(db.clone(), |db, s| skill::check_skill(db, *s, settings).clone())
-        .collect();
-
-    // One entry per path problem, then one per skill, in path order.
     let mut entries: Vec<Entry> = loaded
         .problems
         .iter()
-        .map(|p| (p.file.clone(), None, vec![p.clone()], None))
+        .filter(|p| !ignored(&p.file, p.rule.code))
+        .map(|p| Entry {
+            path: p.file.clone(),
+            name: None,
+            diagnostics: vec![p.clone()],
+            fixable: vec![false],
+            skill: None,
+        })
         .collect();
-    for (s, r) in loaded.skills.iter().zip(results) {
-        entries.push((s.display(db).clone(), r.name, r.diagnostics, Some(*s)));
+    let checked: Vec<Entry> = loaded
+        .skills
+        .par_iter()
+        .map_with(db.clone(), |db, s| {
+            let r = skill::check_skill(db, *s, settings).clone();
+            let fixable = fixable(db, *s, &r.diagnostics, options, ignored);
+            let (diagnostics, fixable): (Vec<Diagnostic>, Vec<bool>) = r
+                .diagnostics
+                .into_iter()
+                .zip(fixable)
+                .filter(|(d, _)| !ignored(&d.file, d.rule.code))
+                .unzip();
+            Entry {
+                path: s.display(db).clone(),
+                name: r.name,
+                diagnostics,
+                fixable,
+                skill: Some(*s),
+            }
+        })
+        .collect();
+    entries.extend(checked);
+    entries
+}
+
+/// Which of a skill's diagnostics `check --fix` fixes: those of SKILL.md's text by asking the
+/// fix engine (only when a fixable rule fired), `SK015` by renaming the file.
+fn fixable(
+    db: &Db,
+    skill: SkillSource,
+    diags: &[Diagnostic],
+    options: fix::Options,
+    ignored: &(dyn Fn(&str, &str) -> bool + Sync),
+) -> Vec<bool> {
+    let mut marks = vec![false; diags.len()];
+    if !diags.iter().any(|d| fix::rule_fix(d.rule.code).is_some()) {
+        return marks;
     }
+    let Some(file) = skill.skill_md(db) else {
+        return marks;
+    };
+    let shown = format!("{}/{}", skill.display(db), file.rel_path(db));
+    if let Contents::Bytes(bytes) = file.contents(db) {
+        let target = fix::Target {
+            file: &shown,
+            dir_name: skill.dir_name(db),
+            lowercase_file: file.rel_path(db) == "skill.md",
+        };
+        let text_marks = fix::fixable_in(&target, bytes, options, &|code| ignored(&shown, code));
+        for (m, t) in marks.iter_mut().zip(text_marks) {
+            *m = t;
+        }
+    }
+    for (m, d) in marks.iter_mut().zip(diags) {
+        if d.rule.code == "SK015" {
+            *m = true;
+        }
+    }
+    marks
+}
+
+fn summarize(entries: &[Entry]) -> Summary {
     let mut summary = Summary {
         skills: entries.len(),
-        ok: 0,
-        warnings: 0,
-        errors: 0,
+        ..Summary::default()
     };
-    let mut any_error = false;
-    let mut any_warning = false;
-    for (_, _, diags, _) in &entries {
-        let c = Counts::of(diags);
-        any_error |= c.errors > 0;
-        any_warning |= c.warnings > 0;
-        match status_of(c) {
+    for e in entries {
+        match status_of(Counts::of(&e.diagnostics)) {
             "errors" => summary.errors += 1,
             "warnings" => summary.warnings += 1,
             _ => summary.ok += 1,
         }
+        summary.fixable += e.fixable.iter().filter(|f| **f).count();
     }
+    summary
+}
 
+/// The diagnostics shown: with `--quiet`, errors only.
+fn shown<'a>(args: &'a CheckArgs, e: &'a Entry) -> impl Iterator<Item = &'a Diagnostic> + 'a {
+    e.diagnostics
+        .iter()
+        .filter(move |d| !args.quiet || d.severity == Severity::Error)
+}
+
+fn render(args: &CheckArgs, out: &mut Printer, db: &Db, entries: &[Entry], summary: Summary) -> anyhow::Result<()> {
     match args.format {
         Format::Json => {
             let report = Report {
@@ -137,47 +272,55 @@ pub(crate) fn run(args: &CheckArgs, out: &mut Printer) -> anyhow::Result<Status>
                 mode: if args.strict { "strict" } else { "default" },
                 skills: entries
                     .iter()
-                    .map(|(path, name, diags, _)| SkillReport {
-                        path,
-                        name: name.as_deref(),
-                        status: status_of(Counts::of(diags)),
-                        diagnostics: diags,
+                    .map(|e| SkillReport {
+                        path: &e.path,
+                        name: e.name.as_deref(),
+                        status: status_of(Counts::of(&e.diagnostics)),
+                        diagnostics: e
+                            .diagnostics
+                            .iter()
+                            .zip(&e.fixable)
+                            .map(|(diagnostic, f)| JsonDiagnostic {
+                                diagnostic,
+                                fixable: *f,
+                            })
+                            .collect(),
                     })
                     .collect(),
                 summary,
             };
             out.line(&serde_json::to_string_pretty(&report).context("serializing the report")?)?;
         }
-        Format::Short => {
-            for (_, _, diags, _) in &entries {
-                for d in diags.iter().filter(|d| !args.quiet || d.severity == Severity::Error) {
-                    out.line(&diag::render_short(d))?;
-                }
+        Format::Sarif => {
+            let log = super::sarif::check_log(entries.iter().flat_map(|e| shown(args, e)));
+            out.line(&serde_json::to_string_pretty(&log).context("serializing SARIF")?)?;
+        }
+        Format::Github => {
+            for d in entries.iter().flat_map(|e| shown(args, e)) {
+                out.line(&super::github::diagnostic(d))?;
             }
-            out.line(&summary_line(&summary))?;
+        }
+        Format::Short => {
+            for d in entries.iter().flat_map(|e| shown(args, e)) {
+                out.line(&diag::render_short(d))?;
+            }
+            out.line(&summary_line(&summary, args))?;
         }
         Format::Human => {
             let options = RenderOptions { color: out.color };
-            {
-                for (_, _, diags, skill) in &entries {
-                    let text = skill.and_then(|s| skill_md_text(db, s));
-                    let indexed = text.as_ref().map(|(path, t)| (path, diag::SourceText::new(t)));
-                    for d in diags.iter().filter(|d| !args.quiet || d.severity == Severity::Error) {
-                        let source = indexed.as_ref().filter(|(path, _)| **path == d.file).map(|(_, t)| t);
-                        out.write(&diag::render_human(d, source, options))?;
-                        out.write("\n\n")?;
-                    }
+            for e in entries {
+                let text = e.skill.and_then(|s| skill_md_text(db, s));
+                let indexed = text.as_ref().map(|(path, t)| (path, diag::SourceText::new(t)));
+                for d in shown(args, e) {
+                    let source = indexed.as_ref().filter(|(path, _)| **path == d.file).map(|(_, t)| t);
+                    out.write(&diag::render_human(d, source, options))?;
+                    out.write("\n\n")?;
                 }
             }
-            out.line(&summary_line(&summary))?;
+            out.line(&summary_line(&summary, args))?;
         }
     }
-    out.flush()?;
-    Ok(if any_error || (args.deny_warnings && any_warning) {
-        Status::Failure
-    } else {
-        Status::Success
-    })
+    Ok(())
 }
 
 /// The display path and UTF-8 text of a skill's SKILL.md, for snippets.
@@ -190,10 +333,15 @@ pub(crate) fn skill_md_text(db: &Db, skill: SkillSource) -> Option<(String, Stri
     Some((format!("{}/{}", skill.display(db), file.rel_path(db)), text.to_owned()))
 }
 
-fn summary_line(s: &Summary) -> String {
+fn summary_line(s: &Summary, args: &CheckArgs) -> String {
     let noun = if s.skills == 1 { "skill" } else { "skills" };
-    format!(
+    let mut line = format!(
         "checked {} {noun}: {} ok, {} warnings, {} errors",
         s.skills, s.ok, s.warnings, s.errors
-    )
+    );
+    if s.fixable > 0 && !args.fix {
+        let strict = if args.strict { " --strict" } else { "" };
+        line.push_str(&format!("; {} fixable with `skillc check --fix{strict}`", s.fixable));
+    }
+    line
 }

@@ -7,11 +7,13 @@ use anyhow::Context as _;
 
 use super::check::load_skills;
 use super::{Printer, Status, project};
-use crate::db::{Contents, Db, Limits, SkillSource};
+use crate::db::{Contents, Db, SkillSource};
 use crate::diag::{self, Diagnostic, RenderOptions, Severity};
 use crate::emit::write::write_atomic;
 use crate::export::{self, ZipFile};
-use crate::skill::{self, validate::Mode};
+use crate::model::Limits;
+use crate::model::Mode;
+use crate::skill;
 
 /// What `export` writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -135,6 +135,7 @@ pub(crate) fn run(args: &ImportArgs, out: &mut Printer) -> anyhow::Result<Status
     } else {
         import::import(&args.sources, &options)?
     };
+    record_created(&project.root, &outcomes, out);
     let count = |s: import::Status| outcomes.iter().filter(|o| o.status == s).count();
     let (imported, skipped, failed) = (
         count(import::Status::Imported),
@@ -169,6 +170,25 @@ pub(crate) fn run(args: &ImportArgs, out: &mut Printer) -> anyhow::Result<Status
     }
     out.flush()?;
     Ok(if failed > 0 { Status::Failure } else { Status::Success })
+}
+
+/// Records `skill.created {source: imported}` for every skill written (the curator never
+/// touches them); a log that cannot be written is a warning, the import stands.
+fn record_created(root: &std::path::Path, outcomes: &[Outcome], out: &mut Printer) {
+    let Ok(now) = super::curate::now() else { return };
+    for o in outcomes.iter().filter(|o| o.status == import::Status::Imported) {
+        let Some(name) = &o.name else { continue };
+        let event = crate::events::Event::new(
+            now,
+            crate::events::Kind::Created {
+                skill: name.clone(),
+                source: crate::events::Origin::Imported,
+            },
+        );
+        if let Err(e) = crate::events::record(root, &event) {
+            out.note(&format!("warning: skill.created of {name} not recorded: {e}"));
+        }
+    }
 }
 
 /// The lines of one outcome in the human summary.

@@ -9,7 +9,7 @@ use clap::{Subcommand, ValueEnum};
 use serde_json::json;
 
 use super::{Printer, ReportFormat, Status};
-use crate::catalog::{self, Catalog, Depth, OpenOptions};
+use crate::catalog::menu::{self as catalog, Depth, MenuCatalog, OpenOptions};
 use crate::menu::calibrate::{self, Scored};
 use crate::menu::format::{self, ToolFormat};
 use crate::menu::settings::{self, Calibration, MenuSettings};
@@ -127,19 +127,19 @@ pub struct PlaybookArgs {
     pub catalog: CatalogArgs,
 }
 
-fn open(out: &Path, args: &CatalogArgs) -> anyhow::Result<Catalog> {
+fn open(out: &Path, args: &CatalogArgs) -> anyhow::Result<MenuCatalog> {
     let opts = OpenOptions {
         key: args.key.clone(),
         state: Some(args.state.clone().unwrap_or_else(catalog::default_state)),
         now: jiff::Timestamp::now().as_second(),
         depth: if args.full_verify { Depth::Full } else { Depth::Menu },
     };
-    Ok(Catalog::open(out, &opts)?)
+    Ok(MenuCatalog::open(out, &opts)?)
 }
 
 /// The menu of a turn over an opened catalog (embedding the turn when the catalog has dense
 /// vectors; an unreachable embedder becomes a warning).
-fn selection(cat: &Catalog, turn: &str, agent: Option<&str>, size: Option<usize>) -> anyhow::Result<Selection> {
+fn selection(cat: &MenuCatalog, turn: &str, agent: Option<&str>, size: Option<usize>) -> anyhow::Result<Selection> {
     let dense = cat.embed_turn(turn);
     Ok(cat.menu.select(&Query {
         turn,
@@ -245,7 +245,7 @@ pub(crate) fn build_settings(root: &Path, configured: &MenuSettings) -> anyhow::
         Err(_) => Vec::new(),
     };
     let embedder = match &configured.embedder {
-        Some(e) => crate::menu::embed::fused_id(&catalog::openai::OpenAi::id_of(e)),
+        Some(e) => crate::menu::embed::fused_id(&crate::catalog::openai::OpenAi::id_of(e)),
         None => crate::menu::lexical::EMBEDDER.to_owned(),
     };
     let mut s = configured.clone();
@@ -346,7 +346,7 @@ fn record(
         recipe: recipe.to_owned(),
         tau: f.tau,
         battery: args.battery.display().to_string(),
-        battery_sha256: crate::generate::sha256(battery.as_bytes()),
+        battery_sha256: crate::util::sha256(battery.as_bytes()),
         max_false_offers: args.max_false_offers,
         recall_at_size: f.recall_at_size,
         false_offers: f.false_offers,

@@ -10,11 +10,13 @@ use serde::Serialize;
 use super::check::load_skills;
 use super::output::count;
 use super::{Printer, ReportFormat, Status};
-use crate::db::{Contents, Limits, load};
+use crate::db::{Contents, load};
 use crate::diag::{self, Diagnostic, Severity};
 use crate::emit::write::write_atomic;
 use crate::migrate::{self, FieldReport, FromFormat, Migration, Outcome, Vendor};
-use crate::skill::{self, validate::Mode};
+use crate::model::Limits;
+use crate::model::Mode;
+use crate::skill;
 
 /// The format `--from` names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

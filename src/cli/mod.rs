@@ -4,9 +4,14 @@
 //! Exit codes (stable): 0 success, 1 the input has errors (diagnostics, rejected plans, a
 //! failed verification), 2 the command could not run (usage, IO, configuration).
 
+mod baseline;
 mod build;
 mod check;
+mod curate;
+mod events;
 mod export;
+mod fix;
+mod github;
 mod import;
 mod keys;
 mod menu;
@@ -16,7 +21,9 @@ mod plan;
 mod progress;
 mod project;
 mod props;
+mod sarif;
 mod scan;
+mod shell;
 mod verify;
 mod watch;
 
@@ -81,6 +88,10 @@ pub enum Format {
     Short,
     /// One JSON document (schema in docs/json.md).
     Json,
+    /// SARIF 2.1.0, for code-scanning dashboards (GitHub code scanning, GitLab, Azure DevOps).
+    Sarif,
+    /// GitHub Actions workflow commands: one `::error file=…,line=…::message` annotation per line.
+    Github,
 }
 
 /// Output formats of commands that print a report rather than diagnostics.
@@ -115,6 +126,12 @@ pub enum Command {
     /// Import skills from folders, git repositories, URLs, agentskills.io or zip archives into
     /// the skills root; never overwrites, records each in `skillc.lock`.
     Import(import::ImportArgs),
+    /// The curator: archive, consolidate and patch agent-written skills, never deleting,
+    /// within a cost cap (`status`, `run`, `maybe`, `pin`, `unpin`, `archive`, `restore`,
+    /// `list-archived`).
+    Curate(curate::CurateArgs),
+    /// The event log `.skillc/events.jsonl` that the curator reads (`record` for runtimes).
+    Events(events::EventsArgs),
     /// Create a signing key pair (minisign format).
     Keygen(keys::KeygenArgs),
     /// Rewrite Hermes / OpenClaw skills into the GAIA format (`metadata.gaia`), with a review
@@ -153,10 +170,19 @@ pub enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(shell::CompletionsArgs),
+    /// Print the manual page (roff), or write every page with `--out-dir`.
+    Man(shell::ManArgs),
 }
 
 /// Arguments of `skillc check`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Exit status: 0 no error (with --deny-warnings: no warning either), 1 errors found \
+(after --fix: errors that remain; with --diff: something would change), 2 the command could not run.\n\
+`skillc explain CODE` says whether and how --fix fixes a rule."
+)]
 pub struct CheckArgs {
     /// Skill folders, SKILL.md files, or folders to search.
     pub paths: Vec<PathBuf>,
@@ -172,6 +198,22 @@ pub struct CheckArgs {
     /// Treat warnings as errors for the exit status.
     #[arg(long)]
     pub deny_warnings: bool,
+    /// Fix what can be fixed safely (SKILL.md edited in place, atomically; the body never
+    /// changes), then report what remains. With `--strict`, also moves every non-standard key
+    /// under `metadata`.
+    #[arg(long, conflicts_with = "diff")]
+    pub fix: bool,
+    /// Print what `--fix` would change, as a unified diff, and write nothing.
+    #[arg(long)]
+    pub diff: bool,
+    /// With `--fix`: rename a folder to its skill's valid `name` instead of setting `name` to the
+    /// folder's name.
+    #[arg(long)]
+    pub rename_folder: bool,
+    /// The PATHs are changed files (as pre-commit passes them): check the skills they belong to
+    /// (the nearest folder upwards with a SKILL.md); files outside every skill are ignored.
+    #[arg(long)]
+    pub files: bool,
 }
 
 /// Runs a parsed command line.
@@ -201,6 +243,8 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
         Command::Watch(w) => watch::run(&w, &mut out),
         Command::Verify(v) => verify::run(&v, &mut out),
         Command::Import(i) => import::run(&i, &mut out),
+        Command::Curate(c) => curate::run(&c, &mut out),
+        Command::Events(e) => events::run(&e, &mut out),
         Command::Keygen(k) => keys::keygen(&k, &mut out),
         Command::Migrate(m) => migrate::run(&m, &mut out),
         Command::Export(e) => export::run(&e, &mut out),
@@ -209,6 +253,8 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
         Command::ReadProperties { path } => props::read_properties(&path, &mut out),
         Command::ToPrompt { paths } => props::to_prompt(&paths, &mut out),
         Command::Explain { code } => explain(code.as_deref(), &mut out),
+        Command::Completions(c) => shell::completions(&c, &mut out),
+        Command::Man(m) => shell::man(&m, &mut out),
         Command::Vocabulary { default } => {
             let text = if default {
                 crate::vocab::DEFAULT_TEXT.to_owned()
@@ -228,25 +274,29 @@ fn explain(code: Option<&str>, out: &mut Printer) -> anyhow::Result<Status> {
         Some(code) => match crate::rules::find(code) {
             Some(rule) => {
                 out.line(rule.explanation.trim_end())?;
+                // Whether and how `check --fix` fixes it: one table (crate::fix::FIXES).
+                if let Some(f) = crate::fix::rule_fix(rule.code) {
+                    out.line(&format!("\n## Fix\n\n`skillc check --fix` {}", f.how))?;
+                } else if rule.code.starts_with("SK") {
+                    out.line("\n## Fix\n\nNot fixed by `skillc check --fix`: the fix needs a person's judgement.")?;
+                }
                 out.flush()?;
                 Ok(Status::Success)
             }
-            // Scan rules (`SC…`) have their own table: their severities are info…critical.
-            None => match crate::scan::rules::find(code) {
-                Some(rule) => {
-                    out.line(rule.explanation.trim_end())?;
-                    out.flush()?;
-                    Ok(Status::Success)
-                }
-                None => anyhow::bail!("unknown code `{code}`; run `skillc explain` to list every code"),
-            },
+            None => anyhow::bail!("unknown code `{code}`; run `skillc explain` to list every code"),
         },
         None => {
+            // `fix` marks the rules `check --fix` fixes.
             for r in crate::rules::ALL {
-                out.line(&format!("{}  {:<28} {:<8} {}", r.code, r.name, r.severity, r.summary))?;
-            }
-            for r in crate::scan::rules::ALL {
-                out.line(&format!("{}  {:<28} {:<8} {}", r.code, r.name, r.severity, r.summary))?;
+                let fix = if crate::fix::rule_fix(r.code).is_some() {
+                    "fix"
+                } else {
+                    ""
+                };
+                out.line(&format!(
+                    "{}  {:<28} {:<8} {fix:<3}  {}",
+                    r.code, r.name, r.severity, r.summary
+                ))?;
             }
             out.flush()?;
             Ok(Status::Success)

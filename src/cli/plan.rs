@@ -11,7 +11,7 @@ use super::{Printer, ReportFormat, Status, project};
 use crate::db::{SkillSource, TextInput};
 use crate::diag::Severity;
 use crate::extract::{Arg, Program};
-use crate::skill::validate::Mode;
+use crate::model::Mode;
 use crate::translate::{self, Outcome, Plan, Translation};
 use crate::vocab;
 
@@ -88,9 +88,9 @@ fn plan_json(p: &Plan, explain: bool) -> serde_json::Value {
     v
 }
 
-/// Totals over all skills.
+/// PlanSummary over all skills.
 #[derive(Default)]
-pub(crate) struct Totals {
+pub(crate) struct PlanSummary {
     pub skills: usize,
     pub with_subcommands: usize,
     pub plans: usize,
@@ -98,7 +98,7 @@ pub(crate) struct Totals {
     pub rejected: BTreeMap<&'static str, usize>,
 }
 
-impl Totals {
+impl PlanSummary {
     pub(crate) fn add(&mut self, t: &Translation) {
         self.skills += 1;
         if !t.plans.is_empty() {
@@ -185,7 +185,7 @@ pub(crate) fn run(args: &PlanArgs, out: &mut Printer) -> anyhow::Result<Status> 
             )
         })
         .collect();
-    let mut totals = Totals::default();
+    let mut totals = PlanSummary::default();
     for (_, t, _) in &results {
         totals.add(t);
     }

@@ -16,6 +16,10 @@ pub(crate) struct Project {
     pub root: PathBuf,
     /// The configuration (defaults when there is no `pipeline.toml`).
     pub config: Config,
+    /// Its `[curator]` section.
+    pub curator: crate::curate::config::CuratorConfig,
+    /// Its `[menu]` and `[agents.<id>]` sections.
+    pub menu: crate::menu::settings::MenuSettings,
 }
 
 /// Prints diagnostics about a text file to standard error, with snippets.
@@ -71,20 +75,26 @@ pub(crate) fn find_root(start: &Path) -> PathBuf {
 pub(crate) fn load(cwd: &Path, out: &mut Printer) -> anyhow::Result<Project> {
     let root = &find_root(cwd);
     let path = root.join(config::FILE_NAME);
-    let config = if path.is_file() {
+    let (config, curator, menu) = if path.is_file() {
         let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-        let (config, diags) = config::parse(config::FILE_NAME, &text);
+        let (config, mut diags) = config::parse(config::FILE_NAME, &text);
+        let (curator, more) = crate::curate::config::parse(config::FILE_NAME, &text);
+        diags.extend(more);
+        let (menu, more) = crate::menu::settings::parse(config::FILE_NAME, &text);
+        diags.extend(more);
         print_file_diagnostics(out, &diags, &text);
         if diags.iter().any(|d| d.severity == Severity::Error) {
             anyhow::bail!("{} is invalid (see above)", config::FILE_NAME);
         }
-        config
+        (config, curator, menu)
     } else {
-        Config::default()
+        (Config::default(), Default::default(), Default::default())
     };
     Ok(Project {
         root: root.to_path_buf(),
         config,
+        curator,
+        menu,
     })
 }
 
@@ -107,4 +117,33 @@ pub(crate) fn vocabulary_source(project: &Project, flag: Option<&Path>) -> anyho
         }
         None => Ok((vocab::DEFAULT_PATH.to_owned(), vocab::DEFAULT_TEXT.to_owned())),
     }
+}
+
+/// The skills that changed files belong to (`--files`, as pre-commit passes file names): for
+/// each path, the nearest folder upwards holding a `SKILL.md` (or `skill.md`), not above the
+/// current folder; each once, in the order first met. Files outside every skill are dropped.
+pub(crate) fn owning_skills(files: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for f in files {
+        let start = if f.is_dir() {
+            f.as_path()
+        } else {
+            f.parent().unwrap_or(Path::new(""))
+        };
+        let found = start.ancestors().find(|d| {
+            let d = if d.as_os_str().is_empty() { Path::new(".") } else { d };
+            d.join("SKILL.md").is_file() || d.join("skill.md").is_file()
+        });
+        if let Some(d) = found {
+            let d = if d.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                d.to_path_buf()
+            };
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+    }
+    out
 }

@@ -4,10 +4,13 @@
 use std::path::{Path, PathBuf};
 
 use super::{Printer, Status};
-use crate::db::{Contents, Limits, load};
+use crate::db::{Contents, load};
+use crate::diag::Rule;
 use crate::diag::{self, Diagnostic, Pos, RenderOptions, Severity, Span};
+use crate::model::Limits;
+use crate::model::Mode;
 use crate::rules;
-use crate::skill::validate::{self, Analysis, Context, Mode};
+use crate::skill::validate::{self, Analysis, Context};
 use crate::skill::yaml::Node;
 
 /// A skill folder and its SKILL.md, resolved from a user path.
@@ -18,7 +21,7 @@ struct Target {
 }
 
 /// A problem with the input itself (exit 1, like `check`), as opposed to a failure to run.
-fn input_problem(rule: &'static rules::Rule, file: &str, message: String) -> Diagnostic {
+fn input_problem(rule: &'static Rule, file: &str, message: String) -> Diagnostic {
     Diagnostic::new(rule, file, Span::at(Pos::START), message)
 }
 

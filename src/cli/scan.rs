@@ -10,11 +10,11 @@ use serde_json::json;
 
 use super::check::load_skills;
 use super::{Printer, Status, project};
-use crate::config::FindingSeverity;
 use crate::diag;
+use crate::model::FindingSeverity;
+use crate::model::Mode;
 use crate::scan::unicode::{escape_invisible, escape_name};
 use crate::scan::{self, Finding, ScanReport};
-use crate::skill::validate::Mode;
 
 /// Output formats of `skillc scan`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -25,6 +25,8 @@ pub enum ScanFormat {
     Json,
     /// SARIF 2.1.0, for code-scanning tools.
     Sarif,
+    /// GitHub Actions workflow commands: one annotation per finding.
+    Github,
 }
 
 /// A finding severity on the command line.
@@ -78,12 +80,30 @@ pub struct ScanArgs {
     /// Print only the summary line (human format).
     #[arg(short, long)]
     pub quiet: bool,
+    /// Accept the findings of this run: write them to FILE (default: `[scan] baseline`, else
+    /// `skillc-scan-baseline.json` at the project root). Later scans report them as known and
+    /// fail only on new ones.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, conflicts_with = "no_baseline")]
+    pub write_baseline: Option<Option<PathBuf>>,
+    /// The baseline to compare with (default: `[scan] baseline`, else
+    /// `skillc-scan-baseline.json` at the project root when it exists).
+    #[arg(long, value_name = "FILE", conflicts_with = "no_baseline")]
+    pub baseline: Option<PathBuf>,
+    /// Ignore any baseline: every finding counts.
+    #[arg(long)]
+    pub no_baseline: bool,
+    /// The PATHs are changed files (as pre-commit passes them): scan the skills they belong to
+    /// (the nearest folder upwards with a SKILL.md); files outside every skill are ignored.
+    #[arg(long)]
+    pub files: bool,
 }
 
 struct Scanned {
     path: String,
     name: Option<String>,
     report: ScanReport,
+    /// Per finding: in the baseline.
+    known: Vec<bool>,
 }
 
 pub(crate) fn run(args: &ScanArgs, out: &mut Printer) -> anyhow::Result<Status> {
@@ -91,7 +111,17 @@ pub(crate) fn run(args: &ScanArgs, out: &mut Printer) -> anyhow::Result<Status> 
     let project = project::load(&cwd, out)?;
     let fail_on: FindingSeverity = args.fail_on.map_or(project.config.fail_on, Into::into);
     let min: FindingSeverity = args.min_severity.into();
-    let (base, paths) = project.inputs(&args.paths);
+    let given = if args.files {
+        let owning = project::owning_skills(&args.paths);
+        if owning.is_empty() {
+            out.note("no skill among the files given");
+            return Ok(Status::Success);
+        }
+        owning
+    } else {
+        args.paths.clone()
+    };
+    let (base, paths) = project.inputs(&given);
     let loaded = load_skills(&base, &paths, Mode::Default, project.config.limits, true, &[])?;
     for p in &loaded.problems {
         out.note(&diag::render_short(p));
@@ -108,25 +138,39 @@ pub(crate) fn run(args: &ScanArgs, out: &mut Printer) -> anyhow::Result<Status> 
                 .name
                 .as_ref()
                 .map(|n| n.value.clone());
+            let known = vec![false; report.findings.len()];
             Scanned {
                 path: s.display(db).clone(),
                 name,
                 report,
+                known,
             }
         })
         .collect();
-    let failed = scanned
-        .iter()
-        .filter(|s| s.report.highest().is_some_and(|h| h >= fail_on))
-        .count();
+    let mut scanned = scanned;
+    let unmatched = apply_baseline(args, &project, &cwd.join(&base), &loaded, &mut scanned, out)?;
+    let failed = scanned.iter().filter(|s| fails(s, fail_on)).count();
     match args.format {
-        ScanFormat::Human => human(out, &scanned, fail_on, min, args.quiet, failed)?,
+        ScanFormat::Human => human(out, &scanned, (fail_on, min), args.quiet, failed, unmatched)?,
         ScanFormat::Json => out.line(
-            &serde_json::to_string_pretty(&json_report(&scanned, fail_on, min, failed))
+            &serde_json::to_string_pretty(&json_report(&scanned, fail_on, min, failed, unmatched))
                 .context("serializing the report")?,
         )?,
-        ScanFormat::Sarif => {
-            out.line(&serde_json::to_string_pretty(&sarif(&scanned, min)).context("serializing SARIF")?)?
+        ScanFormat::Sarif => out.line(
+            &serde_json::to_string_pretty(&sarif(&scanned, min, unmatched.is_some())).context("serializing SARIF")?,
+        )?,
+        ScanFormat::Github => {
+            for s in &scanned {
+                for (f, known) in s
+                    .report
+                    .findings
+                    .iter()
+                    .zip(&s.known)
+                    .filter(|(f, _)| f.severity >= min)
+                {
+                    out.line(&super::github::finding(f, *known))?;
+                }
+            }
         }
     }
     out.flush()?;
@@ -139,6 +183,82 @@ pub(crate) fn run(args: &ScanArgs, out: &mut Printer) -> anyhow::Result<Status> 
 
 fn shown(s: &Scanned, min: FindingSeverity) -> impl Iterator<Item = &Finding> {
     s.report.findings.iter().filter(move |f| f.severity >= min)
+}
+
+/// The shown findings with whether each is in the baseline.
+fn shown_known(s: &Scanned, min: FindingSeverity) -> impl Iterator<Item = (&Finding, bool)> {
+    s.report
+        .findings
+        .iter()
+        .zip(s.known.iter().copied())
+        .filter(move |(f, _)| f.severity >= min)
+}
+
+/// Whether a skill fails: a finding at or above the threshold that the baseline does not know.
+fn fails(s: &Scanned, fail_on: FindingSeverity) -> bool {
+    s.report
+        .findings
+        .iter()
+        .zip(&s.known)
+        .any(|(f, known)| !known && f.severity >= fail_on)
+}
+
+/// Writes the baseline (`--write-baseline`) or reads it, and marks the known findings.
+/// Returns how many baseline entries matched nothing, `None` when no baseline is in use.
+fn apply_baseline(
+    args: &ScanArgs,
+    project: &project::Project,
+    base: &std::path::Path,
+    loaded: &super::check::Loaded,
+    scanned: &mut [Scanned],
+    out: &mut Printer,
+) -> anyhow::Result<Option<usize>> {
+    use super::baseline;
+    if args.no_baseline {
+        return Ok(None);
+    }
+    let configured = project.config.scan_baseline.as_deref();
+    let texts = baseline::texts(&loaded.db, &loaded.skills);
+    let keys: Vec<Vec<crate::scan::baseline::Key>> = scanned
+        .iter()
+        .map(|s| {
+            s.report
+                .findings
+                .iter()
+                .map(|f| baseline::key(f, &texts, &project.root, base))
+                .collect()
+        })
+        .collect();
+    if let Some(target) = &args.write_baseline {
+        let path = match (target, configured) {
+            (Some(p), _) => p.clone(),
+            (None, Some(c)) => project.root.join(c),
+            (None, None) => project.root.join(crate::scan::baseline::DEFAULT_FILE),
+        };
+        let all: Vec<_> = keys
+            .iter()
+            .zip(scanned.iter())
+            .flat_map(|(k, s)| k.iter().cloned().zip(s.report.findings.iter()))
+            .collect();
+        let n = baseline::write(&path, &all)?;
+        out.note(&format!(
+            "wrote {} to {}",
+            super::output::count(n, "finding"),
+            path.display()
+        ));
+        for s in scanned.iter_mut() {
+            s.known = vec![true; s.report.findings.len()];
+        }
+        return Ok(Some(0));
+    }
+    let Some(path) = baseline::resolve(&project.root, args.baseline.as_deref(), configured)? else {
+        return Ok(None);
+    };
+    let mut matcher = baseline::read(&path)?.matcher();
+    for (s, k) in scanned.iter_mut().zip(&keys) {
+        s.known = k.iter().map(|k| matcher.known(k)).collect();
+    }
+    Ok(Some(matcher.unmatched()))
 }
 
 /// Counts of skills by their highest finding (`none` when clean).
@@ -162,18 +282,21 @@ fn severity_counts(scanned: &[Scanned], min: FindingSeverity) -> [usize; 5] {
 fn human(
     out: &mut Printer,
     scanned: &[Scanned],
-    fail_on: FindingSeverity,
-    min: FindingSeverity,
+    (fail_on, min): (FindingSeverity, FindingSeverity),
     quiet: bool,
     failed: usize,
+    baseline: Option<usize>,
 ) -> anyhow::Result<()> {
     if !quiet {
-        for f in scanned.iter().flat_map(|s| shown(s, min)) {
-            let context = if f.context.is_empty() {
+        for (f, known) in scanned.iter().flat_map(|s| shown_known(s, min)) {
+            let mut context = if f.context.is_empty() {
                 String::new()
             } else {
                 format!(" (lowered: {})", f.context)
             };
+            if known {
+                context.push_str(" (known: in the baseline)");
+            }
             let severity = if out.color {
                 // Red for what fails the default threshold, yellow for medium, dim below.
                 let code = match f.severity {
@@ -202,8 +325,16 @@ fn human(
         .filter(|s| c[**s as usize] > 0)
         .map(|s| format!("{} {s}", c[*s as usize]))
         .collect();
+    let known = match baseline {
+        Some(0) => format!("; {} known (baseline)", known_count(scanned, min)),
+        Some(n) => format!(
+            "; {} known (baseline; {n} baseline entries match nothing, `--write-baseline` prunes them)",
+            known_count(scanned, min)
+        ),
+        None => String::new(),
+    };
     out.line(&format!(
-        "scanned {}: {}{}; {} at or above `{fail_on}`",
+        "scanned {}: {}{}{known}; {} at or above `{fail_on}`",
         super::output::count(scanned.len(), "skill"),
         super::output::count(total, "finding"),
         if parts.is_empty() {
@@ -221,6 +352,7 @@ fn json_report(
     fail_on: FindingSeverity,
     min: FindingSeverity,
     failed: usize,
+    baseline: Option<usize>,
 ) -> serde_json::Value {
     let c = severity_counts(scanned, min);
     let by_severity: serde_json::Map<String, serde_json::Value> = FindingSeverity::ALL
@@ -233,7 +365,19 @@ fn json_report(
             .iter()
             .map(|k| ((*k).to_owned(), highest.get(k).copied().unwrap_or(0).into()))
             .collect();
-    json!({
+    // With a baseline: `known` per finding, and the counts of known and unmatched entries.
+    let findings = |s: &Scanned| -> Vec<serde_json::Value> {
+        shown_known(s, min)
+            .map(|(f, known)| {
+                let mut v = serde_json::to_value(f).unwrap_or_default();
+                if baseline.is_some() {
+                    v["known"] = known.into();
+                }
+                v
+            })
+            .collect()
+    };
+    let mut report = json!({
         "schema": "skillc.scan/1",
         "fail_on": fail_on.as_str(),
         "summary": {
@@ -247,10 +391,24 @@ fn json_report(
             "path": s.path,
             "name": s.name,
             "highest": s.report.highest().map(FindingSeverity::as_str),
-            "failed": s.report.highest().is_some_and(|h| h >= fail_on),
-            "findings": shown(s, min).collect::<Vec<_>>(),
+            "failed": fails(s, fail_on),
+            "findings": findings(s),
         })).collect::<Vec<_>>(),
-    })
+    });
+    if let Some(unmatched) = baseline {
+        report["summary"]["known"] = known_count(scanned, min).into();
+        report["summary"]["baseline_unmatched"] = unmatched.into();
+    }
+    report
+}
+
+/// Shown findings that the baseline knows.
+fn known_count(scanned: &[Scanned], min: FindingSeverity) -> usize {
+    scanned
+        .iter()
+        .flat_map(|s| shown_known(s, min))
+        .filter(|(_, k)| *k)
+        .count()
 }
 
 /// SARIF level of a severity: `error` for high and critical, `warning` for medium, `note`
@@ -274,48 +432,38 @@ fn security_severity(s: FindingSeverity) -> &'static str {
     }
 }
 
-/// A relative path as a URI reference: unreserved characters and `/` kept, the rest
-/// percent-encoded (UTF-8).
-fn uri(path: &str) -> String {
-    let mut s = String::new();
-    for b in path.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
-            s.push(char::from(b));
-        } else {
-            s.push_str(&format!("%{b:02X}"));
-        }
-    }
-    s
-}
-
-/// A SARIF 2.1.0 log: one run, every scan rule in the driver, one result per finding.
-fn sarif(scanned: &[Scanned], min: FindingSeverity) -> serde_json::Value {
-    let rules: Vec<serde_json::Value> = scan::rules::ALL
-        .iter()
+/// A SARIF 2.1.0 log: one run, every scan rule in the driver, one result per finding (with a
+/// baseline, its `baselineState`: `unchanged` when known, else `new`).
+fn sarif(scanned: &[Scanned], min: FindingSeverity, with_baseline: bool) -> serde_json::Value {
+    let rules: Vec<serde_json::Value> = crate::rules::scan_rules()
         .map(|r| {
+            let severity = r.finding_severity().unwrap_or_default();
             json!({
                 "id": r.code,
                 "name": r.name,
                 "shortDescription": {"text": r.summary},
                 "fullDescription": {"text": r.summary},
                 "help": {"text": r.explanation, "markdown": r.explanation},
-                "defaultConfiguration": {"level": sarif_level(r.severity)},
-                "properties": {"security-severity": security_severity(r.severity), "tags": ["security"]},
+                "defaultConfiguration": {"level": sarif_level(severity)},
+                "properties": {"security-severity": security_severity(severity), "tags": ["security"]},
             })
         })
         .collect();
-    let index: BTreeMap<&str, usize> = scan::rules::ALL.iter().enumerate().map(|(i, r)| (r.code, i)).collect();
+    let index: BTreeMap<&str, usize> = crate::rules::scan_rules()
+        .enumerate()
+        .map(|(i, r)| (r.code, i))
+        .collect();
     let results: Vec<serde_json::Value> = scanned
         .iter()
-        .flat_map(|s| shown(s, min))
-        .map(|f| {
-            json!({
+        .flat_map(|s| shown_known(s, min))
+        .map(|(f, known)| {
+            let mut result = json!({
                 "ruleId": f.rule.code,
                 "ruleIndex": index.get(f.rule.code).copied().unwrap_or(0),
                 "level": sarif_level(f.severity),
                 "message": {"text": f.reason},
                 "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": uri(&f.file)},
+                    "artifactLocation": {"uri": super::sarif::uri(&f.file)},
                     "region": {"startLine": f.line, "startColumn": f.column},
                 }}],
                 "properties": {
@@ -323,21 +471,12 @@ fn sarif(scanned: &[Scanned], min: FindingSeverity) -> serde_json::Value {
                     "security-severity": security_severity(f.severity),
                     "context": f.context,
                 },
-            })
+            });
+            if with_baseline {
+                result["baselineState"] = (if known { "unchanged" } else { "new" }).into();
+            }
+            result
         })
         .collect();
-    json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "skillc",
-                "version": env!("CARGO_PKG_VERSION"),
-                "semanticVersion": env!("CARGO_PKG_VERSION"),
-                "rules": rules,
-            }},
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-        }],
-    })
+    super::sarif::log(rules, results)
 }

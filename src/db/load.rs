@@ -12,12 +12,10 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::db::{Contents, Db, Limits, SkillSource, SourceFile};
+use crate::db::{Contents, Db, SkillSource, SourceFile};
 use crate::diag::{Diagnostic, Pos, Span};
+use crate::model::{Limits, SKIPPED_DIRS};
 use crate::rules;
-
-/// Folders never searched for skills (version control, dependencies, skillc's own state).
-pub const SKIPPED_DIRS: &[&str] = &[".git", ".hg", ".svn", "node_modules", ".skillc", "__pycache__"];
 
 /// A failure of the machine rather than of the input: exit code 2.
 #[derive(Debug, thiserror::Error)]

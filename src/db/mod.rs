@@ -10,28 +10,7 @@ pub mod load;
 
 use std::sync::{Arc, Mutex};
 
-use crate::skill::validate::Mode;
-
-/// The limits PRODUCT.md sets on what a skill may contain (configurable in `pipeline.toml`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Limits {
-    /// Largest accepted SKILL.md, in bytes (default 64 KiB).
-    pub skill_md_bytes: u64,
-    /// Largest accepted support file, in bytes (default 1 MiB).
-    pub support_file_bytes: u64,
-    /// Most files a skill folder may hold, SKILL.md included (default 500).
-    pub files_per_skill: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            skill_md_bytes: 64 * 1024,
-            support_file_bytes: 1024 * 1024,
-            files_per_skill: 500,
-        }
-    }
-}
+use crate::model::{AdmissionSettings, FindingSeverity, Level, Limits, Mode, Recorded};
 
 /// Settings every query may read. One instance per database.
 #[salsa::input(debug)]
@@ -135,20 +114,20 @@ pub struct BuildInputs {
     pub vocabulary: TextInput,
     /// Admission levels skipped on request (`--skip`, `[admission] skip`), sorted.
     #[returns(ref)]
-    pub skip: Vec<crate::config::Level>,
+    pub skip: Vec<Level>,
     /// The `[admission]` thresholds and verifier.
     #[returns(ref)]
-    pub admission: crate::admit::Settings,
+    pub admission: AdmissionSettings,
     /// Security findings at or above this severity reject a skill (`[scan] fail_on`).
     #[returns(copy)]
-    pub fail_on: crate::config::FindingSeverity,
+    pub fail_on: FindingSeverity,
     /// Skill name → original source, from `skillc.lock` (recorded as `imported_from`).
     #[returns(ref)]
     pub imported_from: std::collections::BTreeMap<String, String>,
     /// The answers of L5's `python3` and the L6 verifier, run by the build session before
-    /// admission (`admit::Recorded`).
+    /// admission ([`Recorded`]).
     #[returns(ref)]
-    pub recorded: crate::admit::Recorded,
+    pub recorded: Recorded,
 }
 
 /// Records which queries executed, for tests of incrementality.

@@ -10,6 +10,9 @@ pub mod write;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::model::{LevelStatus, Prototype, SkillStatus};
+use crate::util::toml_str;
+
 /// The top-level files of the contract.
 pub const CATALOG: &str = "catalog.toml";
 /// Signature of the catalog.
@@ -20,6 +23,10 @@ pub const PUBLIC_KEY: &str = "skillc.pub";
 pub const REPORT: &str = "report.json";
 /// The routing battery.
 pub const ROUTING: &str = "routing.toml";
+/// The menu index (RUNTIME.md §1; FORMATS.md, "menu.idx").
+pub const MENU_INDEX: &str = "menu.idx";
+/// The skills' dense vectors, when a dense embedder is configured (FORMATS.md, "menu.vec").
+pub const MENU_VECTORS: &str = "menu.vec";
 
 /// The folder of an executor, relative to `out/`.
 pub fn executor_dir(skill: &str, executor: &str) -> String {
@@ -43,7 +50,7 @@ pub struct CatalogSkill {
     /// Skill name.
     pub name: String,
     /// `ok` or `instruction-only`.
-    pub status: String,
+    pub status: SkillStatus,
     /// Number of executors admitted.
     pub executors: usize,
     /// Retained files: path relative to the skill folder → hex SHA-256.
@@ -63,22 +70,6 @@ pub struct CatalogHeader {
     pub skipped: Vec<String>,
 }
 
-/// A TOML string as the `toml` crate writes it. Plain strings (printable ASCII without
-/// quotes or backslashes, the catalog's names, paths and hashes) take a fast path that gives
-/// the same bytes; the rest go through `toml`.
-pub fn q(s: &str) -> String {
-    if s.bytes()
-        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\' && b != b'\'')
-    {
-        let mut out = String::with_capacity(s.len() + 2);
-        out.push('"');
-        out.push_str(s);
-        out.push('"');
-        return out;
-    }
-    toml::Value::String(s.to_owned()).to_string()
-}
-
 /// Renders `catalog.toml`. `files` holds the SHA-256 of the other top-level files it vouches
 /// for (report, routing battery), so every byte of `out/` is covered by a signature.
 pub fn render_catalog(
@@ -90,38 +81,38 @@ pub fn render_catalog(
     let mut s = String::new();
     let _ = writeln!(s, "catalog_format = \"1\"");
     let _ = writeln!(s, "catalog_version = {}", header.version);
-    let _ = writeln!(s, "expires = {}", q(&header.expires));
-    let _ = writeln!(s, "key_id = {}", q(&header.key_id));
-    let _ = writeln!(s, "skillc = {}", q(env!("CARGO_PKG_VERSION")));
-    let skipped: Vec<String> = header.skipped.iter().map(|x| q(x)).collect();
+    let _ = writeln!(s, "expires = {}", toml_str(&header.expires));
+    let _ = writeln!(s, "key_id = {}", toml_str(&header.key_id));
+    let _ = writeln!(s, "skillc = {}", toml_str(env!("CARGO_PKG_VERSION")));
+    let skipped: Vec<String> = header.skipped.iter().map(|x| toml_str(x)).collect();
     let _ = writeln!(s, "skipped = [{}]", skipped.join(", "));
     let _ = writeln!(s, "\n[files]");
     for (k, v) in files {
-        let _ = writeln!(s, "{} = {}", q(k), q(&format!("sha256:{v}")));
+        let _ = writeln!(s, "{} = {}", toml_str(k), toml_str(&format!("sha256:{v}")));
     }
     let mut execs: Vec<&CatalogExecutor> = executors.iter().collect();
     execs.sort_by(|a, b| a.name.cmp(&b.name));
     for e in execs {
         let _ = writeln!(s, "\n[[executor]]");
-        let _ = writeln!(s, "name = {}", q(&e.name));
-        let _ = writeln!(s, "skill = {}", q(&e.skill));
+        let _ = writeln!(s, "name = {}", toml_str(&e.name));
+        let _ = writeln!(s, "skill = {}", toml_str(&e.skill));
         let _ = writeln!(
             s,
             "manifest = {}",
-            q(&format!("{}/manifest.toml", executor_dir(&e.skill, &e.name)))
+            toml_str(&format!("{}/manifest.toml", executor_dir(&e.skill, &e.name)))
         );
-        let _ = writeln!(s, "manifest_sha256 = {}", q(&e.manifest_sha256));
+        let _ = writeln!(s, "manifest_sha256 = {}", toml_str(&e.manifest_sha256));
     }
     let mut sk: Vec<&CatalogSkill> = skills.iter().collect();
     sk.sort_by(|a, b| a.name.cmp(&b.name));
     for k in sk {
         let _ = writeln!(s, "\n[[skill]]");
-        let _ = writeln!(s, "name = {}", q(&k.name));
-        let _ = writeln!(s, "status = {}", q(&k.status));
+        let _ = writeln!(s, "name = {}", toml_str(&k.name));
+        let _ = writeln!(s, "status = {}", toml_str(k.status.as_str()));
         let _ = writeln!(s, "executors = {}", k.executors);
         let _ = writeln!(s, "\n[skill.files]");
         for (p, h) in &k.files {
-            let _ = writeln!(s, "{} = {}", q(p), q(&format!("sha256:{h}")));
+            let _ = writeln!(s, "{} = {}", toml_str(p), toml_str(&format!("sha256:{h}")));
         }
     }
     s
@@ -141,57 +132,22 @@ pub fn manifest_trusted_comment(executor: &str) -> String {
 /// executors and the executor it must route to, sorted by executor, language and request.
 /// `l4` is the catalog-wide status of level L4 (`run` or `skipped`); when it is skipped the
 /// battery is empty.
-pub fn render_routing(battery: &[crate::admit::Prototype], l4: &str) -> String {
+pub fn render_routing(battery: &[Prototype], l4: LevelStatus) -> String {
     let mut s = String::from(
         "# skillc routing battery: prototype requests and the executor each must route to first.\n\
          # Admission level L4 runs it on every build with the router named below.\n",
     );
     let _ = writeln!(s, "routing_format = \"1\"");
-    let _ = writeln!(s, "router = {}", q(crate::route::ROUTER));
-    let _ = writeln!(s, "l4 = {}", q(l4));
-    let mut sorted: Vec<&crate::admit::Prototype> = battery.iter().collect();
+    let _ = writeln!(s, "router = {}", toml_str(crate::route::ROUTER));
+    let _ = writeln!(s, "l4 = {}", toml_str(l4.as_str()));
+    let mut sorted: Vec<&Prototype> = battery.iter().collect();
     sorted.sort();
     for p in sorted {
         let _ = writeln!(s, "\n[[request]]");
-        let _ = writeln!(s, "expected = {}", q(&p.expected));
-        let _ = writeln!(s, "kind = {}", q(p.kind));
-        let _ = writeln!(s, "lang = {}", q(p.lang));
-        let _ = writeln!(s, "text = {}", q(&p.request));
+        let _ = writeln!(s, "expected = {}", toml_str(&p.expected));
+        let _ = writeln!(s, "kind = {}", toml_str(p.kind.as_str()));
+        let _ = writeln!(s, "lang = {}", toml_str(p.lang.as_str()));
+        let _ = writeln!(s, "text = {}", toml_str(&p.request));
     }
     s
-}
-
-/// Sorts the keys of every object of a JSON value, recursively (deterministic output).
-pub fn sorted_json(v: serde_json::Value) -> serde_json::Value {
-    match v {
-        serde_json::Value::Object(m) => {
-            let mut entries: Vec<(String, serde_json::Value)> = m.into_iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(&b.0));
-            serde_json::Value::Object(entries.into_iter().map(|(k, v)| (k, sorted_json(v))).collect())
-        }
-        serde_json::Value::Array(a) => serde_json::Value::Array(a.into_iter().map(sorted_json).collect()),
-        other => other,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_fast_toml_string_is_the_one_toml_writes() {
-        for s in [
-            "",
-            "read_files_alpha",
-            "executors/a-b/c_d/manifest.toml",
-            "sha256:0123abcdef",
-            "with space and ~!@#$%^&*()[]{}<>?/|=+-_.,;:",
-            "it's",
-            "say \"hi\"",
-            "back\\slash",
-            "tab\there",
-            "line\nbreak",
-            "résumé",
-        ] {
-            assert_eq!(super::q(s), toml::Value::String(s.to_owned()).to_string(), "{s:?}");
-        }
-    }
 }

@@ -125,8 +125,8 @@ pub fn in_contract(path: &str) -> bool {
         super::PUBLIC_KEY,
         REPORT,
         super::ROUTING,
-        crate::menu::index::FILE,
-        crate::menu::embed::VECTORS_FILE,
+        super::MENU_INDEX,
+        super::MENU_VECTORS,
     ]
     .contains(&path)
         || path.starts_with("executors/")

@@ -22,14 +22,15 @@
 
 use std::io::{Cursor, Write as _};
 
+use crate::diag::Source;
 use crate::diag::{Diagnostic, Pos, Severity, Span};
+use crate::model::Mode;
 use crate::rules;
-use crate::skill::frontmatter;
 use crate::skill::model::STANDARD_FIELDS;
-use crate::skill::source::Source;
-use crate::skill::validate::{self, Context, Mode};
+use crate::skill::validate::{self, Context};
+use crate::skill::writer::{self, Layout};
 use crate::skill::yaml::{Node, NodeKind};
-use crate::skill::yaml_out::{self, Value};
+use crate::skill::yaml_out::Value;
 
 /// The exported SKILL.md and what was noticed while writing it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -100,7 +101,7 @@ pub fn standard_skill_md(file: &str, text: &str, dir_name: &str) -> Exported {
                     marker.allowed_tools = Some(list);
                     Value::Str(joined)
                 }
-                _ => Value::Str(stringify(&e.value)),
+                _ => Value::Str(writer::metadata_string(&e.value)),
             };
             top.push((e.key.clone(), v));
         } else {
@@ -135,13 +136,10 @@ pub fn standard_skill_md(file: &str, text: &str, dir_name: &str) -> Exported {
         marker.moved.insert(mkey.clone(), key);
         metadata.push((mkey, value));
     }
-    let eol = if text[..body.start].contains("\r\n") {
-        "\r\n"
-    } else {
-        "\n"
+    // The frontmatter writer shared with `migrate` and `check --fix`; an export has no BOM.
+    let Some(layout) = Layout::of_text(text).map(Layout::without_bom) else {
+        return out;
     };
-    let (split, _) = frontmatter::split(&src);
-    let blank_line = split.as_ref().is_some_and(|s| s.body.start > s.close_fence.end);
     // Everything before the body, with `metadata` (and the marker, when there is one) in place.
     let head = |marker: Option<&Marker>| {
         let mut top = top.clone();
@@ -154,15 +152,7 @@ pub fn standard_skill_md(file: &str, text: &str, dir_name: &str) -> Exported {
             let at = metadata_at.unwrap_or(top.len()).min(top.len());
             top.insert(at, ("metadata".into(), Value::Map(metadata)));
         }
-        let mut head = String::with_capacity(body.start + 64);
-        head.push_str("---");
-        head.push_str(eol);
-        head.push_str(&yaml_out::render_mapping(&top, eol));
-        head.push_str("---");
-        if blank_line {
-            head.push_str(eol);
-        }
-        head
+        writer::head(&top, layout)
     };
     // When the export changes the bytes before the body, the marker keeps the original ones so
     // that an unedited export is restored byte for byte.
@@ -267,7 +257,7 @@ fn encode(node: &Node) -> (Value, Kind) {
             (Value::Str(s.value.clone()), Kind::Plain)
         }
         NodeKind::Scalar(s) => (Value::Str(s.value.clone()), Kind::Str),
-        _ => (Value::Str(stringify(node)), Kind::Json),
+        _ => (Value::Str(writer::metadata_string(node)), Kind::Json),
     }
 }
 
@@ -340,34 +330,8 @@ pub fn restore_skill_md(text: &str) -> Option<String> {
         }
     }
     top.extend(values);
-    let eol = if text[..body.start].contains("\r\n") {
-        "\r\n"
-    } else {
-        "\n"
-    };
-    let mut new = String::with_capacity(text.len());
-    new.push_str("---");
-    new.push_str(eol);
-    new.push_str(&yaml_out::render_mapping(&top, eol));
-    new.push_str("---");
-    let src = Source::new("SKILL.md", text);
-    if frontmatter::split(&src)
-        .0
-        .is_some_and(|s| s.body.start > s.close_fence.end)
-    {
-        new.push_str(eol);
-    }
-    new.push_str(&text[body]);
-    Some(new)
-}
-
-/// A node as the string the standard's `metadata` holds: a scalar's text, or compact JSON
-/// (YAML 1.2 core types) for a mapping or list.
-pub fn stringify(node: &Node) -> String {
-    match &node.kind {
-        NodeKind::Scalar(s) => s.value.clone(),
-        _ => Value::from_node(node).to_json().to_string(),
-    }
+    let layout = Layout::of_text(text)?.without_bom();
+    Some(writer::replace_head(text, body, &top, layout))
 }
 
 /// Whether a support file (path relative to the skill folder, `/`-separated) goes into the
@@ -376,7 +340,7 @@ pub fn stringify(node: &Node) -> String {
 pub fn is_exported(rel_path: &str) -> bool {
     rel_path
         .split('/')
-        .all(|part| !part.starts_with('.') && !crate::db::load::SKIPPED_DIRS.contains(&part))
+        .all(|part| !part.starts_with('.') && !crate::model::SKIPPED_DIRS.contains(&part))
 }
 
 /// A file for the archive.

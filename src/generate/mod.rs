@@ -10,11 +10,12 @@ use std::fmt::Write as _;
 
 use serde_json::json;
 
-use crate::config::Level;
 use crate::extract::{Arg, Program};
+use crate::model::{Level, LevelStatus};
 use crate::skill::gaia::{Permission, SecurityTier};
 use crate::skill::model::Credential;
 use crate::translate::{ExecutorName, Plan};
+use crate::util::{sha256, toml_str};
 use crate::vocab::Vocabulary;
 
 /// The version string recorded in provenance (`skillc 0.1.0`).
@@ -55,7 +56,7 @@ pub const SKILL_AFFINITY_WORDS: usize = 5;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stamp {
     /// Status of each level: `pass`, `skipped` or `not-run`.
-    pub levels: BTreeMap<Level, &'static str>,
+    pub levels: BTreeMap<Level, LevelStatus>,
     /// Levels skipped on request (`--skip`), recorded as weakened evidence.
     pub skipped: Vec<Level>,
     /// RFC 3339 UTC time of import.
@@ -78,14 +79,33 @@ pub struct Executor {
     /// The English description (the manifest's `description`).
     pub description: String,
     /// English and Italian labels (`read events (Google Workspace)`).
-    pub labels: (String, String),
+    pub labels: Labels,
     /// The affinity terms of the language state (sorted, de-duplicated), used by L3 and the
     /// router.
     pub affinity: Vec<String>,
     /// The contract the wrapper embeds and prints with `--describe` (L5 compares the two).
     pub contract: serde_json::Value,
     /// Hex SHA-256 of the wrapper and of the language state, for `[integrity]`.
-    hashes: (String, String),
+    digests: Digests,
+}
+
+/// An executor's English and Italian labels (`read events (Google Workspace)`, `leggi eventi
+/// (Google Workspace)`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Labels {
+    /// English.
+    pub en: String,
+    /// Italian.
+    pub it: String,
+}
+
+/// Hex SHA-256 of an executor's wrapper and language state (what `[integrity]` records).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Digests {
+    /// Of `<name>.py`.
+    pub wrapper: String,
+    /// Of `manifest.lang_state.json`.
+    pub lang_state: String,
 }
 
 impl Executor {
@@ -97,50 +117,28 @@ impl Executor {
 
     /// Hex SHA-256 of the wrapper and of the language state (what `[integrity]` records),
     /// computed once at generation.
-    pub fn hashes(&self) -> &(String, String) {
-        &self.hashes
+    pub fn digests(&self) -> &Digests {
+        &self.digests
     }
 
     /// Renders the manifest again with another stamp (the wrapper and language state do not
     /// depend on it, so they are neither rebuilt nor rehashed).
     pub fn restamp(&mut self, plan: &Plan, name: &ExecutorName, skill: &SkillInfo, stamp: &Stamp) {
-        self.manifest = manifest(plan, name, skill, &self.description, stamp, &self.hashes);
+        self.manifest = manifest(plan, name, skill, &self.description, stamp, &self.digests);
     }
-}
-
-/// A TOML basic string.
-fn q(s: &str) -> String {
-    toml::Value::String(s.to_owned()).to_string()
 }
 
 fn key(k: &str) -> String {
     if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
         k.to_owned()
     } else {
-        q(k)
+        toml_str(k)
     }
 }
 
 fn array(items: &[String]) -> String {
-    let inner: Vec<String> = items.iter().map(|s| q(s)).collect();
+    let inner: Vec<String> = items.iter().map(|s| toml_str(s)).collect();
     format!("[{}]", inner.join(", "))
-}
-
-/// Lowercase hex of bytes.
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(char::from(DIGITS[usize::from(b >> 4)]));
-        s.push(char::from(DIGITS[usize::from(b & 0x0f)]));
-    }
-    s
-}
-
-/// Hex SHA-256 of bytes.
-pub fn sha256(bytes: &[u8]) -> String {
-    use sha2::Digest as _;
-    hex(&sha2::Sha256::digest(bytes))
 }
 
 /// `google-workspace` → `Google Workspace`.
@@ -159,7 +157,7 @@ pub fn provider_title(skill: &str) -> String {
 }
 
 /// English and Italian labels of a name: `read events (Google Workspace)`.
-pub fn labels(name: &ExecutorName, skill: &str, vocab: &Vocabulary) -> (String, String) {
+pub fn labels(name: &ExecutorName, skill: &str, vocab: &Vocabulary) -> Labels {
     let action = vocab.actions.get(&name.action);
     let object = vocab.objects.get(&name.object);
     let quals: Vec<(&str, &str)> = name
@@ -185,7 +183,10 @@ pub fn labels(name: &ExecutorName, skill: &str, vocab: &Vocabulary) -> (String, 
         it.push(' ');
         it.push_str(qi);
     }
-    (format!("{en} ({title})"), format!("{it} ({title})"))
+    Labels {
+        en: format!("{en} ({title})"),
+        it: format!("{it} ({title})"),
+    }
 }
 
 fn sentence(s: &str) -> String {
@@ -284,7 +285,10 @@ fn description(plan: &Plan, en_label: &str) -> String {
 /// Generates one executor from a translated plan.
 pub fn executor(plan: &Plan, name: &ExecutorName, skill: &SkillInfo, vocab: &Vocabulary, stamp: &Stamp) -> Executor {
     let full = name.full();
-    let (en_label, it_label) = labels(name, &skill.name, vocab);
+    let Labels {
+        en: en_label,
+        it: it_label,
+    } = labels(name, &skill.name, vocab);
     let en_description = description(plan, &en_label);
     let it_description = sentence(&format!("{it_label}: `{}`", plan.subcommand.display()));
     // Affinity terms (L3, the router): the routing tokens of the name's words, the
@@ -324,8 +328,11 @@ pub fn executor(plan: &Plan, name: &ExecutorName, skill: &SkillInfo, vocab: &Voc
     let lang_state = format!("{}\n", serde_json::to_string_pretty(&lang_state).unwrap_or_default());
     let contract = contract(plan, name, skill);
     let wrapper = wrapper(&full, &en_description, &contract);
-    let hashes = (sha256(wrapper.as_bytes()), sha256(lang_state.as_bytes()));
-    let manifest = manifest(plan, name, skill, &en_description, stamp, &hashes);
+    let digests = Digests {
+        wrapper: sha256(wrapper.as_bytes()),
+        lang_state: sha256(lang_state.as_bytes()),
+    };
+    let manifest = manifest(plan, name, skill, &en_description, stamp, &digests);
     Executor {
         name: full,
         skill: skill.name.clone(),
@@ -333,10 +340,13 @@ pub fn executor(plan: &Plan, name: &ExecutorName, skill: &SkillInfo, vocab: &Voc
         lang_state,
         manifest,
         description: en_description,
-        labels: (en_label, it_label),
+        labels: Labels {
+            en: en_label,
+            it: it_label,
+        },
         affinity,
         contract,
-        hashes,
+        digests,
     }
 }
 
@@ -346,25 +356,25 @@ fn manifest(
     skill: &SkillInfo,
     description: &str,
     stamp: &Stamp,
-    (wrapper_sha, lang_state_sha): &(String, String),
+    digests: &Digests,
 ) -> String {
     let sc = &plan.subcommand;
     let mut m = String::new();
     let w = &mut m;
     let _ = writeln!(w, "manifest_format = \"1\"");
-    let _ = writeln!(w, "name = {}", q(&name.full()));
-    let _ = writeln!(w, "action = {}", q(&name.action));
-    let _ = writeln!(w, "object = {}", q(&name.object));
+    let _ = writeln!(w, "name = {}", toml_str(&name.full()));
+    let _ = writeln!(w, "action = {}", toml_str(&name.action));
+    let _ = writeln!(w, "object = {}", toml_str(&name.object));
     let _ = writeln!(w, "qualifiers = {}", array(&name.qualifiers));
-    let _ = writeln!(w, "provider = {}", q(&name.provider));
-    let _ = writeln!(w, "description = {}", q(description));
-    let _ = writeln!(w, "skill = {}", q(&skill.name));
-    let _ = writeln!(w, "version = {}", q(&skill.version));
+    let _ = writeln!(w, "provider = {}", toml_str(&name.provider));
+    let _ = writeln!(w, "description = {}", toml_str(description));
+    let _ = writeln!(w, "skill = {}", toml_str(&skill.name));
+    let _ = writeln!(w, "version = {}", toml_str(&skill.version));
     let (kind, program, interpreter, function) = command_parts(&sc.program);
     let _ = writeln!(w, "\n[command]");
-    let _ = writeln!(w, "kind = {}", q(kind));
-    let _ = writeln!(w, "program = {}", q(&program));
-    let _ = writeln!(w, "interpreter = {}", q(&interpreter));
+    let _ = writeln!(w, "kind = {}", toml_str(kind));
+    let _ = writeln!(w, "program = {}", toml_str(&program));
+    let _ = writeln!(w, "interpreter = {}", toml_str(&interpreter));
     let argv: Vec<String> = if function.is_some() {
         Vec::new()
     } else {
@@ -372,7 +382,7 @@ fn manifest(
     };
     let _ = writeln!(w, "argv = {}", array(&argv));
     if let Some(f) = &function {
-        let _ = writeln!(w, "function = {}", q(f));
+        let _ = writeln!(w, "function = {}", toml_str(f));
     }
     let _ = writeln!(w, "timeout_seconds = {DEFAULT_TIMEOUT_SECONDS}");
     for a in &sc.args {
@@ -381,16 +391,16 @@ fn manifest(
     let _ = writeln!(w, "\n[capabilities]");
     let perms: Vec<String> = skill.permissions.iter().map(ToString::to_string).collect();
     let _ = writeln!(w, "permissions = {}", array(&perms));
-    let _ = writeln!(w, "security_tier = {}", q(skill.tier.as_str()));
+    let _ = writeln!(w, "security_tier = {}", toml_str(skill.tier.as_str()));
     for c in &skill.credentials {
         let _ = writeln!(w, "\n[[credentials]]");
-        let _ = writeln!(w, "binding = {}", q(&c.binding));
-        let _ = writeln!(w, "kind = {}", q(c.kind.as_str()));
+        let _ = writeln!(w, "binding = {}", toml_str(&c.binding));
+        let _ = writeln!(w, "kind = {}", toml_str(c.kind.as_str()));
         let title = c.prompt.clone().unwrap_or_else(|| format!("Provide {}", c.binding));
         let _ = writeln!(
             w,
             "dialog = {{ title = {}, fields = {} }}",
-            q(&title),
+            toml_str(&title),
             array(std::slice::from_ref(&c.binding))
         );
     }
@@ -398,41 +408,41 @@ fn manifest(
     let levels: Vec<String> = stamp
         .levels
         .iter()
-        .map(|(l, s)| format!("{} = {}", l.as_str(), q(s)))
+        .map(|(l, s)| format!("{} = {}", l.as_str(), toml_str(s.as_str())))
         .collect();
     let _ = writeln!(w, "levels = {{ {} }}", levels.join(", "));
     let skipped: Vec<String> = stamp.skipped.iter().map(|l| l.as_str().to_owned()).collect();
     let _ = writeln!(w, "skipped = {}", array(&skipped));
     let _ = writeln!(w, "\n[integrity]");
     let mut integrity: BTreeMap<String, String> = BTreeMap::new();
-    integrity.insert("wrapper".into(), format!("sha256:{wrapper_sha}"));
-    integrity.insert("lang_state".into(), format!("sha256:{lang_state_sha}"));
+    integrity.insert("wrapper".into(), format!("sha256:{}", digests.wrapper));
+    integrity.insert("lang_state".into(), format!("sha256:{}", digests.lang_state));
     for rel in executor_sources(plan) {
         if let Some(h) = skill.file_hashes.get(&rel) {
             integrity.insert(format!("skills/{}/{rel}", skill.name), format!("sha256:{h}"));
         }
     }
     for (k, v) in &integrity {
-        let _ = writeln!(w, "{} = {}", key(k), q(v));
+        let _ = writeln!(w, "{} = {}", key(k), toml_str(v));
     }
     let _ = writeln!(w, "\n[provenance]");
     let _ = writeln!(w, "synthesized = true");
-    let _ = writeln!(w, "imported_from = {}", q(&skill.imported_from));
-    let _ = writeln!(w, "source_version = {}", q(&skill.version));
-    let _ = writeln!(w, "source_section = {}", q(&sc.source_section));
-    let _ = writeln!(w, "source_subcommand = {}", q(&sc.display()));
-    let _ = writeln!(w, "imported_at = {}", q(&stamp.imported_at));
-    let _ = writeln!(w, "source_sha256 = {}", q(&skill.skill_md_sha256));
-    let _ = writeln!(w, "importer_version = {}", q(IMPORTER));
+    let _ = writeln!(w, "imported_from = {}", toml_str(&skill.imported_from));
+    let _ = writeln!(w, "source_version = {}", toml_str(&skill.version));
+    let _ = writeln!(w, "source_section = {}", toml_str(&sc.source_section));
+    let _ = writeln!(w, "source_subcommand = {}", toml_str(&sc.display()));
+    let _ = writeln!(w, "imported_at = {}", toml_str(&stamp.imported_at));
+    let _ = writeln!(w, "source_sha256 = {}", toml_str(&skill.skill_md_sha256));
+    let _ = writeln!(w, "importer_version = {}", toml_str(IMPORTER));
     m
 }
 
 fn write_arg(w: &mut String, a: &Arg) {
     let _ = writeln!(w, "\n[args.{}]", key(&a.name));
-    let _ = writeln!(w, "type = {}", q(a.ty.as_str()));
+    let _ = writeln!(w, "type = {}", toml_str(a.ty.as_str()));
     let _ = writeln!(w, "required = {}", a.required);
     if let Some(f) = &a.flag {
-        let _ = writeln!(w, "flag = {}", q(f));
+        let _ = writeln!(w, "flag = {}", toml_str(f));
     }
     if let Some(p) = a.position {
         let _ = writeln!(w, "position = {p}");
@@ -443,7 +453,7 @@ fn write_arg(w: &mut String, a: &Arg) {
         let _ = writeln!(w, "default = {v}");
     }
     if let Some(d) = &a.description {
-        let _ = writeln!(w, "description = {}", q(d));
+        let _ = writeln!(w, "description = {}", toml_str(d));
     }
 }
 

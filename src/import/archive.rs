@@ -166,7 +166,7 @@ pub fn read_skill(bytes: &[u8], limits: ArchiveLimits) -> Result<Extracted, Refu
             continue;
         }
         // The folders a skill folder's import (and `db::load`) skips: VCS data, caches.
-        if path.split('/').any(|c| crate::db::load::SKIPPED_DIRS.contains(&c)) {
+        if path.split('/').any(|c| crate::model::SKIPPED_DIRS.contains(&c)) {
             continue;
         }
         if entry.encrypted() {

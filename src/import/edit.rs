@@ -6,7 +6,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::skill::validate::{self, Context, Mode};
+use crate::model::Mode;
+use crate::skill::validate::{self, Context};
 use crate::skill::yaml::Node;
 
 /// The result of [`reset_tier`].

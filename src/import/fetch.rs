@@ -104,7 +104,7 @@ fn key_of(parts: &[&str]) -> String {
         h.update(p.as_bytes());
         h.update([0u8]);
     }
-    crate::generate::hex(&h.finalize()[..16])
+    crate::util::hex(&h.finalize()[..16])
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> FetchError + '_ {

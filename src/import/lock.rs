@@ -107,12 +107,6 @@ pub fn parse(text: &str) -> Result<Lock, String> {
     Ok(lock)
 }
 
-/// The original source of the skill `name`, for the manifest's `[provenance] imported_from`
-/// (FORMATS.md, "manifest.toml"); `None` when the skill was not imported.
-pub fn imported_from(lock: &Lock, name: &str) -> Option<String> {
-    lock.entries.get(name).map(|e| e.source.clone())
-}
-
 /// The canonical content hash of a skill: hex SHA-256 over, for each file in byte-wise order
 /// of its `/`-separated path relative to the skill folder, the path's UTF-8 bytes, a NUL
 /// byte, the file's length as 8 big-endian bytes, then its bytes. Folders, times and modes do
@@ -127,7 +121,7 @@ pub fn content_sha256<'a>(files: impl IntoIterator<Item = (&'a str, &'a [u8])>) 
         h.update((bytes.len() as u64).to_be_bytes());
         h.update(bytes);
     }
-    crate::generate::hex(&h.finalize())
+    crate::util::hex(&h.finalize())
 }
 
 /// Reads `skillc.lock` at the project `root`; an absent file is an empty lock.
@@ -186,8 +180,7 @@ mod tests {
         assert!(text.find("alpha").unwrap() < text.find("zeta").unwrap());
         assert!(text.starts_with("# skillc.lock"));
         assert_eq!(parse(&text).unwrap(), lock);
-        assert_eq!(imported_from(&lock, "alpha").as_deref(), Some("file:///r#main:alpha"));
-        assert_eq!(imported_from(&lock, "beta"), None);
+        assert_eq!(lock.entries["alpha"].source, "file:///r#main:alpha");
     }
 
     #[test]

@@ -26,11 +26,14 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::config::FindingSeverity;
-use crate::db::{Db, Limits, Settings, load};
+use crate::db::{Db, Settings, load};
+use crate::diag::Rule;
 use crate::diag::{Diagnostic, Severity};
-use crate::rules::{self, Rule};
-use crate::skill::validate::{self, Context, Mode};
+use crate::model::FindingSeverity;
+use crate::model::Limits;
+use crate::model::Mode;
+use crate::rules;
+use crate::skill::validate::{self, Context};
 use fetch::{Cache, CacheUse};
 use spec::Spec;
 
@@ -491,7 +494,7 @@ fn read_dir(dir: &Path, limits: Limits) -> Result<Files, Failure> {
         .filter_entry(|e| {
             e.depth() == 0
                 || !e.file_type().is_dir()
-                || !load::SKIPPED_DIRS.contains(&e.file_name().to_string_lossy().as_ref())
+                || !crate::model::SKIPPED_DIRS.contains(&e.file_name().to_string_lossy().as_ref())
         });
     for entry in walker {
         let entry = entry.map_err(|e| (&rules::IM001, e.to_string()))?;

@@ -58,20 +58,6 @@ pub enum Part {
 }
 
 impl Part {
-    /// Every part, in document order.
-    pub const ALL: [Part; 10] = [
-        Part::Name,
-        Part::Title,
-        Part::Triggers,
-        Part::Description,
-        Part::Tags,
-        Part::When,
-        Part::Examples,
-        Part::Executors,
-        Part::Headings,
-        Part::Opening,
-    ];
-
     /// Its weight in the built-in embedder.
     pub fn weight(self) -> f32 {
         match self {

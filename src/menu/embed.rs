@@ -176,11 +176,6 @@ impl Vectors {
         Ok(Vectors { dims, n, bytes })
     }
 
-    /// Vector length.
-    pub fn dims(&self) -> usize {
-        self.dims
-    }
-
     /// Cosine of skill `i`'s vector with a unit vector `q` (0 for a skill without one).
     pub fn cosine(&self, i: usize, q: &[f32]) -> f32 {
         if i >= self.n || q.len() != self.dims {

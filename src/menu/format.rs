@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::select::{Item, Matched, Selection};
-use crate::emit::sorted_json;
+use crate::util::sorted_json;
 
 /// The tool's name.
 pub const TOOL: &str = "load_playbook";

@@ -134,7 +134,7 @@ pub fn render(entries: &[&Entry], lexicon: &Lexicon, mut header: Header) -> Vec<
     header.recipe = super::doc::RECIPE.into();
     header.skills = n;
     header.features = postings.len();
-    let json = serde_json::to_string(&crate::emit::sorted_json(
+    let json = serde_json::to_string(&crate::util::sorted_json(
         serde_json::to_value(&header).unwrap_or_default(),
     ))
     .unwrap_or_default();

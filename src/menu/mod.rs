@@ -73,7 +73,7 @@ pub fn entry(s: &SkillText<'_>, lexicon: &lexical::Lexicon) -> (index::Entry, do
         use sha2::Digest as _;
         sha.copy_from_slice(&sha2::Sha256::digest(s.skill_md));
     }
-    let doc_sha256 = crate::generate::sha256(format!("{}\n{}", doc::RECIPE, document.dense_text()).as_bytes());
+    let doc_sha256 = crate::util::sha256(format!("{}\n{}", doc::RECIPE, document.dense_text()).as_bytes());
     let entry = index::Entry {
         slug: s.name.to_owned(),
         title,

@@ -9,7 +9,7 @@ use aho_corasick::AhoCorasick;
 use super::embed::{self, Vectors};
 use super::index::{Index, Malformed};
 use super::lexical::{self, Feature};
-use super::settings::{self, MAX_SIZE};
+use super::settings::MAX_SIZE;
 use super::text::fold;
 
 /// How a skill got into the menu.
@@ -520,7 +520,3 @@ impl Menu {
         Ok(c)
     }
 }
-
-/// Checks the threshold of the settings against the embedder a build uses (re-exported for
-/// the build).
-pub use settings::check_threshold;

@@ -8,9 +8,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Source};
 use crate::rules;
-use crate::skill::source::Source;
 
 /// Default menu size.
 pub const DEFAULT_SIZE: usize = 3;
@@ -130,6 +129,34 @@ fn size_in_range(v: &Sp<i64>, what: &str, src: &Source<'_>, diags: &mut Vec<Diag
                 format!("`{what}` must be between 1 and {MAX_SIZE}"),
             ));
             None
+        }
+    }
+}
+
+/// The sections of `pipeline.toml` this module reads.
+#[derive(Deserialize)]
+struct Outer {
+    menu: Option<MenuSection>,
+    agents: Option<BTreeMap<String, AgentSection>>,
+}
+
+/// Parses `[menu]` and `[agents.<id>]` from the text of `pipeline.toml` (the rest of the file
+/// is `config::parse`'s, which also reports syntax errors): the settings, and `CF001`/`CF002`
+/// diagnostics with file:line:column for what is wrong inside these sections.
+pub fn parse(file: &str, text: &str) -> (MenuSettings, Vec<Diagnostic>) {
+    let src = Source::new(file, text);
+    let mut diags = Vec::new();
+    if toml::from_str::<toml::Table>(text).is_err() {
+        return (MenuSettings::default(), diags);
+    }
+    match toml::from_str::<Outer>(text) {
+        Ok(o) => {
+            let s = resolve(&src, o.menu, o.agents, &mut diags);
+            (s, diags)
+        }
+        Err(e) => {
+            diags.push(crate::diag::toml_error(&src, &e, &rules::CF001, &rules::CF002));
+            (MenuSettings::default(), diags)
         }
     }
 }

@@ -19,15 +19,17 @@
 
 use serde::Serialize;
 
+use crate::diag::Source;
 use crate::diag::{Diagnostic, Severity, Span};
+use crate::model::Mode;
 use crate::rules;
 use crate::skill::frontmatter;
 use crate::skill::gaia::{Permission, SecurityTier};
 use crate::skill::model::OPENCLAW_NAMESPACES;
-use crate::skill::source::Source;
-use crate::skill::validate::{self, Context, Mode};
+use crate::skill::validate::{self, Context};
+use crate::skill::writer::{self, Layout};
 use crate::skill::yaml::{self, Node, NodeKind};
-use crate::skill::yaml_out::{self, Value};
+use crate::skill::yaml_out::Value;
 
 /// Which vendor format to migrate from (`--from`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -296,24 +298,11 @@ pub fn migrate(file: &str, dir_name: &str, text: &str, from: FromFormat) -> Migr
     let Some(out_entries) = rewritten else {
         return m;
     };
-    let eol = if text[..body.start].contains("\r\n") {
-        "\r\n"
-    } else {
-        "\n"
+    // The frontmatter writer shared with `export` and `check --fix`; the BOM is kept.
+    let Some(layout) = Layout::of_text(text) else {
+        return m;
     };
-    let (split, _) = frontmatter::split(&src);
-    let mut new = String::with_capacity(text.len() + 256);
-    if split.as_ref().is_some_and(|s| s.bom) {
-        new.push('\u{feff}');
-    }
-    new.push_str("---");
-    new.push_str(eol);
-    new.push_str(&yaml_out::render_mapping(&out_entries, eol));
-    new.push_str("---");
-    if split.as_ref().is_some_and(|s| s.body.start > s.close_fence.end) {
-        new.push_str(eol);
-    }
-    new.push_str(&text[body.clone()]);
+    let new = writer::replace_head(text, body.clone(), &out_entries, layout);
     // The result must pass `skillc check` (default rules) before anything is written.
     let after = validate::analyze(file, new.as_bytes(), &ctx);
     let errs: Vec<Diagnostic> = errors(&after.diagnostics);
@@ -383,7 +372,7 @@ struct Writer<'a> {
 
 /// Strings of a string or a list of strings.
 fn strings(node: &Node) -> Option<Vec<String>> {
-    crate::skill::model::strings_of(node)
+    node.strings()
 }
 
 impl Writer<'_> {
@@ -1220,7 +1209,7 @@ fn merge_list(gaia: &mut Value, path: &[&str], items: Vec<String>) {
 }
 
 /// The vendor formats a SKILL.md text uses (empty when its frontmatter cannot be read).
-pub fn detect_text(text: &str) -> Vec<Vendor> {
+pub fn vendor_formats(text: &str) -> Vec<Vendor> {
     let src = Source::new("SKILL.md", text);
     let (split, _) = frontmatter::split(&src);
     let Some(split) = split else { return Vec::new() };

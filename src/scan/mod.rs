@@ -6,65 +6,29 @@
 //!
 //! Architecture invariant: pure. It takes the files exactly as `db::load` read them
 //! ([`Contents`]) and returns [`Finding`]s; it never does IO and never fails. The rules are
-//! data compiled into the binary ([`rules`]); the only start-up work is one small
+//! data compiled into the binary (their table is [`crate::rules`], their matching
+//! `scan::rules`, one file per rule); the only start-up work is one small
 //! Aho-Corasick automaton of trigger words, built on first use.
 //!
 //! Severity is the rule's base severity, raised by evidence (a paste site, a raw IP) and
-//! lowered by context ([`text`] documents the context rules): a vendor's documented
+//! lowered by context (`scan::context` documents the context rules): a vendor's documented
 //! installer, prose rather than a runnable code block, wording that describes an attack, a
 //! security skill. Structural findings (Unicode, symlinks, binaries, limits) ignore context.
 
-pub mod rules;
-pub mod text;
+pub mod baseline;
+pub(crate) mod context;
+pub(crate) mod lexicon;
+pub(crate) mod lines;
+pub(crate) mod rules;
+pub(crate) mod sinks;
 pub mod unicode;
-
-use std::fmt;
+pub(crate) mod url;
 
 use serde::Serialize;
 
-use crate::config::FindingSeverity;
-use crate::db::{Contents, Limits, Settings, SkillSource};
-use rules::ScanRule;
-
-impl FindingSeverity {
-    /// Every severity, lowest first.
-    pub const ALL: [FindingSeverity; 5] = [
-        FindingSeverity::Info,
-        FindingSeverity::Low,
-        FindingSeverity::Medium,
-        FindingSeverity::High,
-        FindingSeverity::Critical,
-    ];
-
-    /// `info`, `low`, `medium`, `high` or `critical`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FindingSeverity::Info => "info",
-            FindingSeverity::Low => "low",
-            FindingSeverity::Medium => "medium",
-            FindingSeverity::High => "high",
-            FindingSeverity::Critical => "critical",
-        }
-    }
-
-    /// `steps` levels lower, never below `info`.
-    pub fn lowered(self, steps: usize) -> FindingSeverity {
-        let i = FindingSeverity::ALL.iter().position(|s| *s == self).unwrap_or(0);
-        FindingSeverity::ALL[i.saturating_sub(steps)]
-    }
-}
-
-impl fmt::Display for FindingSeverity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.as_str())
-    }
-}
-
-impl Serialize for FindingSeverity {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+use crate::db::{Contents, Settings, SkillSource};
+use crate::diag::Rule;
+use crate::model::{FindingSeverity, Limits};
 
 /// One security finding.
 ///
@@ -75,7 +39,7 @@ impl Serialize for FindingSeverity {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Finding {
     /// The rule that fired.
-    pub rule: &'static ScanRule,
+    pub rule: &'static Rule,
     /// The effective severity after evidence and context.
     pub severity: FindingSeverity,
     /// The file as shown to the user (`skills/x/SKILL.md`), `/`-separated; the skill folder
@@ -240,7 +204,7 @@ pub fn scan_files(ctx: &SkillContext, files: &[FileView<'_>]) -> ScanReport {
     };
     if files.len() > ctx.limits.files_per_skill {
         findings.push(Finding {
-            rule: &rules::SC022,
+            rule: &crate::rules::SC022,
             severity: FindingSeverity::High,
             file: if ctx.display.is_empty() {
                 ".".into()
@@ -263,14 +227,14 @@ pub fn scan_files(ctx: &SkillContext, files: &[FileView<'_>]) -> ScanReport {
         match f.contents {
             Contents::Bytes(bytes) => scan_bytes(ctx, f.rel_path, &file, bytes, &mut findings),
             Contents::TooLarge { size } => findings.push(whole_file(
-                &rules::SC022,
+                &crate::rules::SC022,
                 FindingSeverity::High,
                 &file,
                 format!("{size} bytes, over the size limit: not scanned"),
             )),
             Contents::SymlinkEscape { target } => {
                 findings.push(whole_file(
-                    &rules::SC020,
+                    &crate::rules::SC020,
                     symlink_severity(target),
                     &file,
                     format!("symbolic link to `{target}`, outside the skill folder"),
@@ -288,14 +252,14 @@ pub fn scan_files(ctx: &SkillContext, files: &[FileView<'_>]) -> ScanReport {
                     .trim_start_matches("broken symbolic link to `")
                     .trim_end_matches('`');
                 findings.push(whole_file(
-                    &rules::SC020,
+                    &crate::rules::SC020,
                     symlink_severity(target),
                     &file,
                     format!("dangling symbolic link to `{target}`, outside the skill folder"),
                 ));
             }
             Contents::Unreadable { error } => findings.push(whole_file(
-                &rules::SC022,
+                &crate::rules::SC022,
                 FindingSeverity::Medium,
                 &file,
                 format!("could not be read ({error}): not scanned"),
@@ -320,7 +284,7 @@ pub fn scan_files(ctx: &SkillContext, files: &[FileView<'_>]) -> ScanReport {
             })
             .map_or(1, |i| u32::try_from(i + 1).unwrap_or(u32::MAX));
         findings.push(Finding {
-            rule: &rules::SC030,
+            rule: &crate::rules::SC030,
             severity: FindingSeverity::Info,
             file: at(skill_md),
             line,
@@ -334,7 +298,7 @@ pub fn scan_files(ctx: &SkillContext, files: &[FileView<'_>]) -> ScanReport {
     ScanReport { findings }
 }
 
-fn whole_file(rule: &'static ScanRule, severity: FindingSeverity, file: &str, reason: String) -> Finding {
+fn whole_file(rule: &'static Rule, severity: FindingSeverity, file: &str, reason: String) -> Finding {
     Finding {
         rule,
         severity,
@@ -399,7 +363,7 @@ fn scan_bytes(ctx: &SkillContext, rel: &str, file: &str, bytes: &[u8], out: &mut
     let ext = extension(rel);
     if let Some(kind) = executable_kind(bytes) {
         out.push(whole_file(
-            &rules::SC021,
+            &crate::rules::SC021,
             FindingSeverity::High,
             file,
             format!("{kind} executable in a skill: skills ship source, not binaries"),
@@ -425,7 +389,7 @@ fn scan_bytes(ctx: &SkillContext, rel: &str, file: &str, bytes: &[u8], out: &mut
             ),
             _ => (FindingSeverity::Info, "binary file: not scanned".to_owned()),
         };
-        out.push(whole_file(&rules::SC021, severity, file, reason));
+        out.push(whole_file(&crate::rules::SC021, severity, file, reason));
         return;
     }
     let Some(text) = text else { return };
@@ -439,7 +403,7 @@ fn scan_bytes(ctx: &SkillContext, rel: &str, file: &str, bytes: &[u8], out: &mut
             f.context = "security-skill".to_owned();
         }
     }
-    text::scan_text(ctx, rel, &ext, text, file, out);
+    rules::scan_text(ctx, rel, &ext, text, file, out);
 }
 
 /// Executable formats, by magic number.

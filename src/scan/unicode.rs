@@ -9,9 +9,10 @@
 //! invisible characters are reported once per run; at most [`MAX_PER_FILE`] findings per
 //! rule and file, then one summary.
 
-use crate::config::FindingSeverity;
+use crate::diag::Rule;
+use crate::model::FindingSeverity;
+use crate::rules;
 use crate::scan::Finding;
-use crate::scan::rules::{self, ScanRule};
 
 /// Most findings of one Unicode rule reported per file; the rest are summarised.
 pub const MAX_PER_FILE: usize = 20;
@@ -122,11 +123,13 @@ fn decode_tags(tags: &[char]) -> String {
 struct Sink<'a> {
     file: &'a str,
     counts: [usize; 4],
+    /// The highest severity per rule, listed or not.
+    max: [FindingSeverity; 4],
     out: &'a mut Vec<Finding>,
 }
 
 impl Sink<'_> {
-    fn push(&mut self, rule: &'static ScanRule, severity: FindingSeverity, line: u32, column: u32, reason: String) {
+    fn push(&mut self, rule: &'static Rule, severity: FindingSeverity, line: u32, column: u32, reason: String) {
         let slot = match rule.code {
             "SC001" => 0,
             "SC002" => 1,
@@ -134,6 +137,7 @@ impl Sink<'_> {
             _ => 3,
         };
         self.counts[slot] += 1;
+        self.max[slot] = self.max[slot].max(severity);
         if self.counts[slot] <= MAX_PER_FILE {
             self.out.push(Finding {
                 rule,
@@ -147,13 +151,13 @@ impl Sink<'_> {
         }
     }
 
-    fn summarise(&mut self, max: [FindingSeverity; 4]) {
-        let rules: [&'static ScanRule; 4] = [&rules::SC001, &rules::SC002, &rules::SC003, &rules::SC004];
-        for i in 0..4 {
+    fn summarise(&mut self) {
+        let rules: [&'static Rule; 4] = [&rules::SC001, &rules::SC002, &rules::SC003, &rules::SC004];
+        for (i, rule) in rules.into_iter().enumerate() {
             if self.counts[i] > MAX_PER_FILE {
                 self.out.push(Finding {
-                    rule: rules[i],
-                    severity: max[i],
+                    rule,
+                    severity: self.max[i],
                     file: self.file.to_owned(),
                     line: 1,
                     column: 1,
@@ -181,16 +185,16 @@ pub fn scan_text(text: &str, file: &str, out: &mut Vec<Finding>) {
     let mut sink = Sink {
         file,
         counts: [0; 4],
+        max: [FindingSeverity::Info; 4],
         out,
     };
-    let mut max = [FindingSeverity::Info; 4];
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut line: u32 = 1;
     let mut line_start_char = 0usize;
     let mut invisible_total = 0usize;
     let mut i = 0usize;
     while i < chars.len() {
-        let (off, c) = chars[i];
+        let c = chars[i].1;
         if c == '\n' {
             line += 1;
             line_start_char = i + 1;
@@ -216,7 +220,6 @@ pub fn scan_text(text: &str, file: &str, out: &mut Vec<Finding>) {
                         describe(c)
                     ),
                 );
-                max[0] = max[0].max(FindingSeverity::High);
                 i += 1;
             }
             Class::WeakBidi => {
@@ -230,85 +233,13 @@ pub fn scan_text(text: &str, file: &str, out: &mut Vec<Finding>) {
                         column,
                         format!("{} outside right-to-left text", describe(c)),
                     );
-                    max[0] = max[0].max(FindingSeverity::Low);
                 }
                 i += 1;
             }
-            Class::Tag => {
-                let start = i;
-                let mut j = i;
-                while j < chars.len() && classify(chars[j].1) == Some(Class::Tag) {
-                    j += 1;
-                }
-                let run: Vec<char> = chars[start..j].iter().map(|x| x.1).collect();
-                let is_flag = prev == Some('\u{1F3F4}')
-                    && run.last() == Some(&'\u{E007F}')
-                    && (3..=8).contains(&run.len())
-                    && run[..run.len() - 1]
-                        .iter()
-                        .all(|&t| matches!(t as u32, 0xE0030..=0xE0039 | 0xE0061..=0xE007A));
-                if !is_flag {
-                    sink.push(
-                        &rules::SC003,
-                        FindingSeverity::Critical,
-                        line,
-                        column,
-                        format!(
-                            "{} invisible tag characters that read as \"{}\"",
-                            run.len(),
-                            decode_tags(&run)
-                        ),
-                    );
-                    max[2] = FindingSeverity::Critical;
-                }
-                i = j;
-            }
+            Class::Tag => i = tag_run(&chars, i, Pos { line, column, prev }, &mut sink),
             Class::Invisible | Class::Joiner | Class::VariationSelector => {
-                let start = i;
-                let mut j = i;
-                while j < chars.len()
-                    && matches!(
-                        classify(chars[j].1),
-                        Some(Class::Invisible | Class::Joiner | Class::VariationSelector)
-                    )
-                {
-                    j += 1;
-                }
-                let len = j - start;
-                let after = chars.get(j).map(|x| x.1);
-                let legit = len == 1
-                    && match class {
-                        Class::Joiner => {
-                            (prev.is_some_and(is_emoji) && after.is_some_and(is_emoji))
-                                || (prev.is_some_and(is_complex_script) || after.is_some_and(is_complex_script))
-                        }
-                        Class::VariationSelector => prev.is_some_and(|p| !p.is_whitespace()),
-                        _ => (c == '\u{FEFF}' && off == 0) || (c == '\u{00AD}' && prev.is_some_and(char::is_alphabetic)),
-                    }
-                    // Keycaps and emoji sequences: VS16 followed by a joiner.
-                    || (len == 2 && chars[start].1 == '\u{FE0F}' && chars[start + 1].1 == '\u{200D}' && after.is_some_and(is_emoji));
-                if !legit {
-                    invisible_total += len;
-                    let severity = if len >= PAYLOAD_RUN {
-                        FindingSeverity::Critical
-                    } else if len >= 2 {
-                        FindingSeverity::Medium
-                    } else {
-                        FindingSeverity::Low
-                    };
-                    let reason = if len == 1 {
-                        format!("{}: an invisible character", describe(c))
-                    } else if len >= PAYLOAD_RUN {
-                        format!(
-                            "{len} invisible characters in a row (starting with {}): a hidden payload",
-                            describe(c)
-                        )
-                    } else {
-                        format!("{len} invisible characters in a row (starting with {})", describe(c))
-                    };
-                    sink.push(&rules::SC002, severity, line, column, reason);
-                    max[1] = max[1].max(severity);
-                }
+                let (j, hidden) = invisible_run(&chars, i, class, Pos { line, column, prev }, &mut sink);
+                invisible_total += hidden;
                 i = j;
             }
             Class::Control | Class::Escape => {
@@ -323,13 +254,12 @@ pub fn scan_text(text: &str, file: &str, out: &mut Vec<Finding>) {
                     format!("control character {}", describe(c))
                 };
                 sink.push(&rules::SC004, severity, line, column, reason);
-                max[3] = max[3].max(severity);
                 i += 1;
             }
         }
     }
     // Many scattered invisible characters are a payload too.
-    if invisible_total >= 2 * PAYLOAD_RUN && max[1] < FindingSeverity::High {
+    if invisible_total >= 2 * PAYLOAD_RUN && sink.max[1] < FindingSeverity::High {
         // Not subject to the per-file cap: it is the finding that matters.
         sink.out.push(Finding {
             rule: &rules::SC002,
@@ -341,7 +271,95 @@ pub fn scan_text(text: &str, file: &str, out: &mut Vec<Finding>) {
             context: String::new(),
         });
     }
-    sink.summarise(max);
+    sink.summarise();
+}
+
+/// Where a flagged character is: its line and column, and the character before it.
+#[derive(Clone, Copy)]
+struct Pos {
+    line: u32,
+    column: u32,
+    prev: Option<char>,
+}
+
+/// The run of tag characters at `i` (`SC003` unless it is a flag emoji's); the index after it.
+fn tag_run(chars: &[(usize, char)], i: usize, pos: Pos, sink: &mut Sink<'_>) -> usize {
+    let start = i;
+    let mut j = i;
+    while j < chars.len() && classify(chars[j].1) == Some(Class::Tag) {
+        j += 1;
+    }
+    let run: Vec<char> = chars[start..j].iter().map(|x| x.1).collect();
+    let is_flag = pos.prev == Some('\u{1F3F4}')
+        && run.last() == Some(&'\u{E007F}')
+        && (3..=8).contains(&run.len())
+        && run[..run.len() - 1]
+            .iter()
+            .all(|&t| matches!(t as u32, 0xE0030..=0xE0039 | 0xE0061..=0xE007A));
+    if !is_flag {
+        sink.push(
+            &rules::SC003,
+            FindingSeverity::Critical,
+            pos.line,
+            pos.column,
+            format!(
+                "{} invisible tag characters that read as \"{}\"",
+                run.len(),
+                decode_tags(&run)
+            ),
+        );
+    }
+    j
+}
+
+/// The run of invisible characters at `i` (`SC002` unless it is a legitimate joiner, variation
+/// selector, BOM or soft hyphen); the index after it and how many characters it hid.
+fn invisible_run(chars: &[(usize, char)], i: usize, class: Class, pos: Pos, sink: &mut Sink<'_>) -> (usize, usize) {
+    let (off, c) = chars[i];
+    let start = i;
+    let mut j = i;
+    while j < chars.len()
+        && matches!(
+            classify(chars[j].1),
+            Some(Class::Invisible | Class::Joiner | Class::VariationSelector)
+        )
+    {
+        j += 1;
+    }
+    let len = j - start;
+    let after = chars.get(j).map(|x| x.1);
+    let legit = len == 1
+        && match class {
+            Class::Joiner => {
+                (pos.prev.is_some_and(is_emoji) && after.is_some_and(is_emoji))
+                    || (pos.prev.is_some_and(is_complex_script) || after.is_some_and(is_complex_script))
+            }
+            Class::VariationSelector => pos.prev.is_some_and(|p| !p.is_whitespace()),
+            _ => (c == '\u{FEFF}' && off == 0) || (c == '\u{00AD}' && pos.prev.is_some_and(char::is_alphabetic)),
+        }
+        // Keycaps and emoji sequences: VS16 followed by a joiner.
+        || (len == 2 && chars[start].1 == '\u{FE0F}' && chars[start + 1].1 == '\u{200D}' && after.is_some_and(is_emoji));
+    if !legit {
+        let severity = if len >= PAYLOAD_RUN {
+            FindingSeverity::Critical
+        } else if len >= 2 {
+            FindingSeverity::Medium
+        } else {
+            FindingSeverity::Low
+        };
+        let reason = if len == 1 {
+            format!("{}: an invisible character", describe(c))
+        } else if len >= PAYLOAD_RUN {
+            format!(
+                "{len} invisible characters in a row (starting with {}): a hidden payload",
+                describe(c)
+            )
+        } else {
+            format!("{len} invisible characters in a row (starting with {})", describe(c))
+        };
+        sink.push(&rules::SC002, severity, pos.line, pos.column, reason);
+    }
+    (j, if legit { 0 } else { len })
 }
 
 /// The text with every character the scan flags (bidi controls, invisible characters, tag
@@ -391,7 +409,7 @@ pub fn scan_name(rel: &str, file: &str, out: &mut Vec<Finding>) {
             Some(Class::Invisible | Class::Joiner | Class::WeakBidi) => FindingSeverity::High,
             Some(Class::VariationSelector) | None => continue,
         };
-        let rule: &'static ScanRule = match classify(c) {
+        let rule: &'static Rule = match classify(c) {
             Some(Class::Bidi | Class::WeakBidi) => &rules::SC001,
             Some(Class::Tag) => &rules::SC003,
             Some(Class::Control | Class::Escape) => &rules::SC004,

@@ -8,9 +8,9 @@
 
 use std::ops::Range;
 
+use crate::diag::Source;
 use crate::diag::{Diagnostic, LineIndex, Pos, Span};
 use crate::rules;
-use crate::skill::source::Source;
 
 /// Where the parts of a SKILL.md are, as byte ranges of the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,6 +73,42 @@ fn lines(text: &str, from: usize) -> impl Iterator<Item = Range<usize>> + '_ {
     })
 }
 
+/// `SK017`: CRLF line endings anywhere in the file (a note), at the first one.
+fn line_endings(src: &Source<'_>) -> Option<Diagnostic> {
+    let text = src.text;
+    let at = text.find("\r\n")?;
+    let crlf = text.matches("\r\n").count();
+    let message = if crlf == text.matches('\n').count() {
+        "SKILL.md has CRLF (Windows) line endings".to_owned()
+    } else {
+        format!("SKILL.md mixes CRLF and LF line endings ({crlf} of its lines end with CRLF)")
+    };
+    Some(
+        Diagnostic::new(&rules::SK017, src.file, src.span(at..at + 1), message).help(
+            "save it with LF line endings (`skillc check --fix`); loaders that look for `---\\n` miss the frontmatter",
+        ),
+    )
+}
+
+/// `SK018`: spaces or tabs after a fence's `---` (before a CR, which is the line ending).
+fn fence_whitespace(src: &Source<'_>, fence: Range<usize>) -> Option<Diagnostic> {
+    let line = src.text.get(fence.clone())?;
+    let rest = line.get(3..)?.trim_end_matches('\r');
+    if rest.is_empty() {
+        return None;
+    }
+    let at = fence.start + 3;
+    Some(
+        Diagnostic::new(
+            &rules::SK018,
+            src.file,
+            src.span(at..at + rest.len()),
+            "trailing whitespace after the `---` fence",
+        )
+        .help("remove it; loaders that compare the line with `---` do not see the fence"),
+    )
+}
+
 /// Finds the frontmatter of `src`. On failure returns the diagnostics that say why.
 pub fn split(src: &Source<'_>) -> (Option<Split>, Vec<Diagnostic>) {
     let text = src.text;
@@ -89,6 +125,9 @@ pub fn split(src: &Source<'_>) -> (Option<Split>, Vec<Diagnostic>) {
             )
             .help("save the file as UTF-8 without BOM; some agents reject such files silently"),
         );
+    }
+    if let Some(d) = line_endings(src) {
+        diags.push(d);
     }
     let mut it = lines(text, start);
     let first = it.next().unwrap_or(start..start);
@@ -136,6 +175,11 @@ pub fn split(src: &Source<'_>) -> (Option<Split>, Vec<Diagnostic>) {
     for line in it {
         let l = &text[line.clone()];
         if is_fence(l) {
+            diags.extend(
+                [&first, &line]
+                    .into_iter()
+                    .filter_map(|f| fence_whitespace(src, f.clone())),
+            );
             let fm_start = (first.end + 1).min(line.start);
             let body_start = (line.end + 1).min(text.len());
             return (
@@ -199,7 +243,11 @@ mod tests {
     fn crlf_and_trailing_spaces_on_fences() {
         let text = "--- \r\nname: a\r\n---\t\r\nbody";
         let (s, d) = split_str(text);
-        assert!(d.is_empty());
+        assert_eq!(
+            d,
+            vec!["SK017", "SK018", "SK018"],
+            "notes: CRLF, whitespace after both fences"
+        );
         assert_eq!(&text[s.expect("split").frontmatter], "name: a\r\n");
     }
 

@@ -5,8 +5,8 @@ use std::fmt;
 use std::ops::Range;
 
 use crate::diag::Diagnostic;
+use crate::diag::Source;
 use crate::rules;
-use crate::skill::source::Source;
 use crate::skill::yaml::{Node, NodeKind, ScalarType};
 
 /// The install-time trust tier of a GAIA skill.
@@ -330,7 +330,7 @@ pub fn analyze(src: &Source<'_>, node: &Node, diags: &mut Vec<Diagnostic>) -> Ga
                 ),
             },
             "requirements" => {
-                if let Some(env) = e.value.get_value("env_vars").and_then(crate::skill::model::strings_of) {
+                if let Some(env) = e.value.get_value("env_vars").and_then(Node::strings) {
                     gaia.env_vars = env;
                 }
             }

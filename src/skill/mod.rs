@@ -7,9 +7,9 @@
 pub mod frontmatter;
 pub mod gaia;
 pub mod model;
-pub mod source;
 pub mod tools;
 pub mod validate;
+pub mod writer;
 pub mod yaml;
 pub mod yaml_out;
 

@@ -10,7 +10,6 @@ use std::ops::Range;
 
 use crate::skill::gaia::Gaia;
 use crate::skill::tools::ToolToken;
-use crate::skill::yaml::Node;
 
 /// A string value with the span it came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,12 +122,4 @@ pub const OPENCLAW_NAMESPACES: &[&str] = &["openclaw", "clawdbot", "clawdis", "m
 /// The format defining a superset key, if any.
 pub fn superset_field(key: &str) -> Option<&'static str> {
     SUPERSET_FIELDS.iter().find(|(k, _)| *k == key).map(|(_, f)| *f)
-}
-
-/// Collects strings from a node that is a string or a sequence of strings.
-pub fn strings_of(node: &Node) -> Option<Vec<String>> {
-    if let Some(s) = node.as_str() {
-        return Some(vec![s.to_owned()]);
-    }
-    node.as_seq()?.iter().map(|n| n.as_str().map(str::to_owned)).collect()
 }

@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use crate::skill::yaml::{Node, NodeKind};
+
 /// One `allowed-tools` entry.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ToolToken {
@@ -51,6 +53,41 @@ pub fn split_entries(s: &str) -> Vec<&str> {
     out
 }
 
+/// The standard's spelling of an `allowed-tools` value written as a YAML list of strings or
+/// as a string with commas between entries: the entries joined by single spaces
+/// (`Read Bash(git:*)`). `None` when the value already has that form, is empty, or has an
+/// entry that does not parse (the spelling would then be a guess).
+pub fn standard_spelling(node: &Node) -> Option<String> {
+    let entries: Vec<&str> = match &node.kind {
+        NodeKind::Seq { items, .. } => {
+            let mut out = Vec::new();
+            for item in items {
+                out.extend(split_entries(item.as_str()?));
+            }
+            out
+        }
+        NodeKind::Scalar(s) if has_separator_comma(&s.value) => split_entries(&s.value),
+        _ => return None,
+    };
+    if entries.is_empty() || entries.iter().any(|e| parse_token(e).is_err()) {
+        return None;
+    }
+    Some(entries.join(" "))
+}
+
+/// Whether a comma outside parentheses separates entries.
+fn has_separator_comma(s: &str) -> bool {
+    let mut depth = 0usize;
+    s.chars().any(|c| {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        c == ',' && depth == 0
+    })
+}
+
 /// Parses one entry. The error explains what is wrong with it.
 pub fn parse_token(entry: &str) -> Result<ToolToken, String> {
     let entry = entry.trim();
@@ -92,6 +129,31 @@ mod tests {
         let t = parse_token(entries[0]).expect("valid");
         assert_eq!((t.tool.as_str(), t.pattern.as_deref()), ("Bash", Some("git add:*")));
         assert_eq!(t.to_string(), "Bash(git add:*)");
+    }
+
+    #[test]
+    fn standard_spelling_joins_with_spaces() {
+        let node = |v: &str| Node {
+            kind: NodeKind::Scalar(crate::skill::yaml::Scalar {
+                value: v.into(),
+                plain: true,
+            }),
+            span: 0..0,
+        };
+        assert_eq!(
+            standard_spelling(&node("Read, Bash(a,b)")).as_deref(),
+            Some("Read Bash(a,b)")
+        );
+        assert_eq!(standard_spelling(&node("Read Bash(a,b)")), None);
+        assert_eq!(standard_spelling(&node("Read, Bash(")), None);
+        let list = Node {
+            kind: NodeKind::Seq {
+                items: vec![node("Read"), node("Bash(git add:*)")],
+                flow: false,
+            },
+            span: 0..0,
+        };
+        assert_eq!(standard_spelling(&list).as_deref(), Some("Read Bash(git add:*)"));
     }
 
     #[test]

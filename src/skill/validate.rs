@@ -11,12 +11,13 @@ use std::ops::Range;
 
 use unicode_normalization::UnicodeNormalization;
 
-use crate::diag::{Diagnostic, Severity};
+use crate::diag::Source;
+use crate::diag::{Diagnostic, Rule, Severity};
+use crate::model::Mode;
 use crate::rules;
 use crate::skill::frontmatter;
 use crate::skill::gaia;
 use crate::skill::model::{self, Credential, CredentialKind, SkillModel, Text};
-use crate::skill::source::Source;
 use crate::skill::tools;
 use crate::skill::yaml::{self, Node, NodeKind};
 
@@ -26,16 +27,6 @@ pub const MAX_NAME_CHARS: usize = 64;
 pub const MAX_DESCRIPTION_CHARS: usize = 1024;
 /// Maximum length of `compatibility`, in characters.
 pub const MAX_COMPATIBILITY_CHARS: usize = 500;
-
-/// Which rule set applies.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Mode {
-    /// Errors for specification violations, warnings for the rest, superset formats understood.
-    #[default]
-    Default,
-    /// The agentskills.io standard exactly (`--strict`).
-    Strict,
-}
 
 /// What the validator needs to know besides the file.
 #[derive(Clone, Copy, Debug)]
@@ -62,7 +53,7 @@ pub struct Analysis {
 /// Rules whose errors mean the frontmatter was not read unambiguously: the encoding, the
 /// fences, the YAML syntax, and the YAML features skillc refuses (after a duplicate key or an
 /// alias the value is undecided). Errors of the other rules are about what was read.
-pub const READ_RULES: &[&rules::Rule] = &[
+pub const READ_RULES: &[&Rule] = &[
     &rules::SK002,
     &rules::SK004,
     &rules::SK005,
@@ -170,7 +161,7 @@ impl Validator<'_, '_> {
         self.diags.push(d);
     }
 
-    fn diag(&self, rule: &'static rules::Rule, span: &Range<usize>, msg: impl Into<String>) -> Diagnostic {
+    fn diag(&self, rule: &'static Rule, span: &Range<usize>, msg: impl Into<String>) -> Diagnostic {
         Diagnostic::new(rule, self.src.file, self.src.span(span.clone()), msg)
     }
 
@@ -241,6 +232,9 @@ impl Validator<'_, '_> {
                     self.yaml11_warning("compatibility", &e.value);
                 }
             }
+        }
+        if let Some(e) = root.get("allowed-tools") {
+            self.check_tools_spelling(&e.value);
         }
         self.check_hidden_unicode(root);
         if !self.strict() {
@@ -535,6 +529,25 @@ impl Validator<'_, '_> {
         self.model.credentials = creds;
     }
 
+    /// `SK019`: `allowed-tools` as a YAML list or with commas, when every entry is well formed
+    /// (so that the standard's spelling is known).
+    fn check_tools_spelling(&mut self, node: &Node) {
+        let Some(spelled) = tools::standard_spelling(node) else {
+            return;
+        };
+        let how = if node.as_seq().is_some() {
+            "is a YAML list"
+        } else {
+            "separates its entries with commas"
+        };
+        let d = self
+            .diag(&rules::SK019, &node.span, format!("`allowed-tools` {how}"))
+            .help(format!(
+                "the standard spells it as one space-separated string: `allowed-tools: {spelled}`"
+            ));
+        self.push(d);
+    }
+
     fn check_allowed_tools(&mut self, node: &Node) {
         let entries: Vec<(String, Range<usize>)> = match &node.kind {
             NodeKind::Scalar(s) => tools::split_entries(&s.value)
@@ -669,7 +682,7 @@ impl Validator<'_, '_> {
             } else {
                 for (key, is_env) in [("bins", false), ("anyBins", false), ("env", true)] {
                     let Some(v) = req.get_value(key) else { continue };
-                    match model::strings_of(v) {
+                    match v.strings() {
                         Some(list) if is_env => self
                             .model
                             .credentials
@@ -697,7 +710,7 @@ impl Validator<'_, '_> {
 
     fn check_hermes_fields(&mut self, root: &Node) {
         if let Some(p) = root.get_value("platforms") {
-            match model::strings_of(p) {
+            match p.strings() {
                 Some(list) => self.model.platforms = list,
                 None => {
                     let d = self.diag(
@@ -723,7 +736,7 @@ impl Validator<'_, '_> {
             } else {
                 for key in ["commands", "env_vars"] {
                     let Some(v) = p.get_value(key) else { continue };
-                    match model::strings_of(v) {
+                    match v.strings() {
                         Some(list) if key == "commands" => self.model.bins.extend(list),
                         Some(list) => self
                             .model
@@ -812,7 +825,7 @@ fn dedup_chars(chars: &[char]) -> Vec<char> {
 }
 
 /// Whether a (normalized) name passes every `name` rule but the folder match.
-fn name_is_valid(name: &str) -> bool {
+pub fn name_is_valid(name: &str) -> bool {
     let n = name.chars().count();
     n > 0
         && n <= MAX_NAME_CHARS
@@ -826,7 +839,7 @@ fn name_is_valid(name: &str) -> bool {
 }
 
 /// Known misspellings of standard fields.
-fn near_miss(key: &str) -> Option<&'static str> {
+pub fn near_miss(key: &str) -> Option<&'static str> {
     let normalized: String = key.to_ascii_lowercase().replace('_', "-");
     model::STANDARD_FIELDS
         .iter()

@@ -16,8 +16,8 @@ use std::ops::Range;
 use saphyr_parser::{Event, Parser, ScalarStyle};
 
 use crate::diag::Diagnostic;
+use crate::diag::Source;
 use crate::rules;
-use crate::skill::source::Source;
 
 /// Maximum nesting of collections. Deeper documents are rejected (`SK006`) so that nothing
 /// downstream can exhaust the stack.
@@ -132,6 +132,14 @@ impl Node {
             NodeKind::Seq { items, .. } => Some(items),
             _ => None,
         }
+    }
+
+    /// The strings of a node that is a string or a sequence of strings.
+    pub fn strings(&self) -> Option<Vec<String>> {
+        if let Some(s) = self.as_str() {
+            return Some(vec![s.to_owned()]);
+        }
+        self.as_seq()?.iter().map(|n| n.as_str().map(str::to_owned)).collect()
     }
 
     /// The entry for `key`, when the node is a mapping that has it.

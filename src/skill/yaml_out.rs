@@ -303,7 +303,7 @@ pub fn double_quoted(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::skill::source::Source;
+    use crate::diag::Source;
     use crate::skill::yaml;
 
     fn reload(text: &str) -> Node {

@@ -12,9 +12,9 @@ use std::ops::Range;
 use serde::Deserialize;
 
 use crate::db::TextInput;
-use crate::diag::Diagnostic;
+use crate::diag::Source;
+use crate::diag::{Diagnostic, Rule};
 use crate::rules;
-use crate::skill::source::Source;
 
 /// The built-in vocabulary.
 pub const DEFAULT_TEXT: &str = include_str!("default.toml");
@@ -276,7 +276,7 @@ struct Checker<'a> {
 }
 
 impl Checker<'_> {
-    fn error(&mut self, rule: &'static rules::Rule, span: Range<usize>, msg: String) {
+    fn error(&mut self, rule: &'static Rule, span: Range<usize>, msg: String) {
         let d = Diagnostic::new(rule, self.src.file, self.src.span(span), msg);
         self.diags.push(d);
     }
@@ -377,7 +377,7 @@ pub fn parse(path: &str, text: &str) -> LoadedVocabulary {
     let file: File = match toml::from_str(text) {
         Ok(f) => f,
         Err(e) => {
-            let d = crate::config::toml_error(&c.src, &e, &rules::VO001, &rules::VO001);
+            let d = crate::diag::toml_error(&c.src, &e, &rules::VO001, &rules::VO001);
             return LoadedVocabulary {
                 vocabulary: Vocabulary::default(),
                 diagnostics: vec![d],

@@ -1,0 +1,182 @@
+//! Helpers shared by the integration tests: running the real `skillc` binary, reading its JSON
+//! report, and the insta settings that keep snapshots in the top-level `snapshots/` folder.
+
+// Each test file uses a different subset of these helpers.
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The binary under test.
+pub const SKILLC: &str = env!("CARGO_BIN_EXE_skillc");
+
+/// The repository root.
+pub fn manifest_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// What one run of `skillc` produced.
+#[derive(Debug)]
+pub struct Run {
+    /// The exit code (`None` when killed by a signal).
+    pub code: Option<i32>,
+    /// Standard output, decoded lossily.
+    pub stdout: String,
+    /// Standard error, decoded lossily.
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn from_output(out: Output) -> Run {
+        Run {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// The standard output parsed as JSON; panics with both streams when it is not JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", self.stdout, self.stderr))
+    }
+}
+
+/// Runs `skillc ARGS` in `cwd` with a clean colour environment.
+pub fn skillc<I, S>(cwd: &Path, args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let out = Command::new(SKILLC)
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("CLICOLOR_FORCE")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {SKILLC}: {e}"));
+    Run::from_output(out)
+}
+
+/// Runs `skillc ARGS` in `cwd` with `env` set, in a clean environment: no colours, no signing
+/// key and no `SOURCE_DATE_EPOCH` inherited from the caller.
+pub fn skillc_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new(SKILLC);
+    cmd.args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("SKILLC_SIGNING_KEY")
+        .env_remove("SOURCE_DATE_EPOCH");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    Run::from_output(cmd.output().unwrap_or_else(|e| panic!("cannot run {SKILLC}: {e}")))
+}
+
+/// Every diagnostic of a `check --format json` report, as `(code, severity)` pairs.
+pub fn diagnostics(report: &serde_json::Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for skill in report["skills"].as_array().map(Vec::as_slice).unwrap_or_default() {
+        for d in skill["diagnostics"].as_array().map(Vec::as_slice).unwrap_or_default() {
+            out.push((
+                d["code"].as_str().unwrap_or_default().to_owned(),
+                d["severity"].as_str().unwrap_or_default().to_owned(),
+            ));
+        }
+    }
+    out
+}
+
+/// The set of codes reported with `severity` in a `check --format json` report.
+pub fn codes_with(report: &serde_json::Value, severity: &str) -> BTreeSet<String> {
+    diagnostics(report)
+        .into_iter()
+        .filter(|(_, s)| s == severity)
+        .map(|(c, _)| c)
+        .collect()
+}
+
+/// insta settings: snapshots in `<repo>/snapshots/`, named exactly as given.
+pub fn insta_settings() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/snapshots"));
+    s.set_prepend_module_to_snapshot(false);
+    s
+}
+
+/// The corpus: `$SKILLC_CORPUS`, else `$SKILLC_SHARED/corpus`, else `<repo>/../shared/corpus`.
+/// `None` (with a note) when absent; a failure when `$SKILLC_REQUIRE_CORPUS` is set.
+pub fn corpus() -> Option<PathBuf> {
+    let candidates = match (std::env::var_os("SKILLC_CORPUS"), std::env::var_os("SKILLC_SHARED")) {
+        (Some(p), _) => vec![PathBuf::from(p)],
+        (None, Some(shared)) => vec![PathBuf::from(shared).join("corpus")],
+        (None, None) => vec![manifest_dir().join("../shared/corpus")],
+    };
+    let found = candidates
+        .iter()
+        .find(|p| p.is_dir())
+        .and_then(|p| p.canonicalize().ok());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("SKILLC_REQUIRE_CORPUS").is_none(),
+            "SKILLC_REQUIRE_CORPUS is set but no corpus was found at {candidates:?}"
+        );
+        eprintln!("note: corpus not found at {candidates:?} (set SKILLC_CORPUS); test skipped");
+    }
+    found
+}
+
+/// Copies a folder tree (regular files and folders; symbolic links and other files are left
+/// out, as corpus copies must not follow links).
+pub fn copy_dir(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from).follow_links(false) {
+        let e = e.expect("walkable");
+        let dest = to.join(e.path().strip_prefix(from).expect("inside"));
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).expect("mkdir");
+        } else if e.file_type().is_file() {
+            std::fs::copy(e.path(), &dest).expect("copy");
+        }
+    }
+}
+
+/// Writes a fixed test key (never a real one): deterministic signatures for snapshots.
+pub fn write_test_key(path: &Path) {
+    let key = skillc::SecretKey::from_seed([42u8; 32], *b"testKEY!");
+    std::fs::write(path, key.to_file()).expect("write key");
+}
+
+/// Every file of a folder: relative path → (bytes, executable).
+pub fn tree(dir: &Path) -> BTreeMap<String, (Vec<u8>, bool)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut m = BTreeMap::new();
+    for entry in walkdir::WalkDir::new(dir) {
+        let entry = entry.expect("walk");
+        if entry.file_type().is_file() {
+            let rel = entry
+                .path()
+                .strip_prefix(dir)
+                .expect("prefix")
+                .to_string_lossy()
+                .into_owned();
+            let exec = entry.metadata().expect("metadata").permissions().mode() & 0o111 != 0;
+            m.insert(rel, (std::fs::read(entry.path()).expect("read"), exec));
+        }
+    }
+    m
+}
+
+/// The problems the SARIF 2.1.0 schema (`tests/data/sarif-schema-2.1.0.json`, OASIS, draft 4)
+/// finds in `log`, one line each (`/runs/0/results/3: "x" is not one of …`); empty when valid.
+pub fn sarif_schema_errors(log: &serde_json::Value) -> Vec<String> {
+    let path = manifest_dir().join("tests/data/sarif-schema-2.1.0.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let schema: serde_json::Value = serde_json::from_str(&text).expect("the schema is JSON");
+    let validator = jsonschema::draft4::new(&schema).expect("the SARIF schema compiles");
+    validator
+        .iter_errors(log)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}

@@ -1,0 +1,28 @@
+//! The integration tests, one crate (one link instead of one per file): the real binary on
+//! fixture folders and projects made at test time, whole builds through the library's
+//! boundary, and the tidy checks over the source tree.
+//!
+//! Fixture folders are enumerated (`insta::glob!`) and their snapshot in `snapshots/` is their
+//! only expectation (`cargo insta review` to update); `common` holds the shared helpers.
+
+mod admit;
+mod adversarial;
+mod build;
+mod check;
+mod ci;
+mod common;
+mod completions;
+mod conformance;
+mod corpus;
+mod curate;
+mod export;
+mod fix;
+mod import;
+mod incremental;
+mod layers;
+mod menu;
+mod migrate;
+mod plan;
+mod scan;
+mod tidy;
+mod watch;

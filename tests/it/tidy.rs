@@ -1,0 +1,66 @@
+//! Tidy checks over the source tree (rust-analyzer style): module docs, no panicking calls on
+//! the non-test paths and a thin `main.rs` (the layering is `layers`; rule docs are checked
+//! against the registry by a unit test of `rules`).
+
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "rs"))
+        .map(|e| e.into_path())
+        .collect();
+    v.sort();
+    v
+}
+
+fn src() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+#[test]
+fn every_module_starts_with_a_doc_line() {
+    let missing: Vec<String> = rust_files(&src())
+        .into_iter()
+        .filter(|p| !std::fs::read_to_string(p).is_ok_and(|t| t.starts_with("//!")))
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(missing.is_empty(), "modules without a `//!` first line: {missing:?}");
+}
+
+#[test]
+fn no_panicking_calls_outside_tests() {
+    let mut found = Vec::new();
+    for p in rust_files(&src()) {
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        // Everything from the first `#[cfg(test)]` on is test code.
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (i, line) in code.lines().enumerate() {
+            let l = line.trim_start();
+            if l.starts_with("//") {
+                continue;
+            }
+            for bad in [".unwrap()", ".expect(", "panic!(", "unimplemented!(", "todo!("] {
+                if l.contains(bad) {
+                    found.push(format!("{}:{}: {}", p.display(), i + 1, l));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "panicking calls on non-test paths:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn main_stays_thin() {
+    let main = std::fs::read_to_string(src().join("main.rs")).unwrap_or_default();
+    assert!(
+        main.lines().count() <= 40,
+        "src/main.rs has {} lines; keep it ≤ 40",
+        main.lines().count()
+    );
+}

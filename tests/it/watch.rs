@@ -1,0 +1,272 @@
+//! `skillc watch` end to end: the real binary watches a project while the test edits it (in
+//! place and by rename, adds, deletes, breaks and repairs skills, edits the vocabulary). After
+//! each step, once watch reports a rebuild, `out/` must equal what a clean `skillc build`
+//! of the same inputs produces in another folder, and `skillc verify` must accept it.
+//!
+//! Synchronisation is on watch's JSON events (`rebuild-finished`), with a generous timeout;
+//! no fixed sleep.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::common::{SKILLC, copy_dir, manifest_dir, skillc_env, tree, write_test_key};
+
+const SDE: (&str, &str) = ("SOURCE_DATE_EPOCH", "1800000000");
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The watch process; killed if the test fails.
+struct Watch {
+    child: Child,
+    events: mpsc::Receiver<serde_json::Value>,
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Watch {
+    fn start(dir: &Path) -> Watch {
+        let mut child = Command::new(SKILLC)
+            .args([
+                "watch",
+                "--key",
+                "test.key",
+                "--vocabulary",
+                "vocabulary.toml",
+                "--message-format",
+                "json",
+            ])
+            .current_dir(dir)
+            .env("NO_COLOR", "1")
+            .env_remove("SKILLC_SIGNING_KEY")
+            .env(SDE.0, SDE.1)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn skillc watch");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let v: serde_json::Value =
+                    serde_json::from_str(&line).unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        let w = Watch { child, events: rx };
+        w.wait_for("watching");
+        w
+    }
+
+    fn next(&self) -> serde_json::Value {
+        self.events
+            .recv_timeout(TIMEOUT)
+            .unwrap_or_else(|_| panic!("no event from skillc watch within {TIMEOUT:?}"))
+    }
+
+    fn wait_for(&self, reason: &str) -> serde_json::Value {
+        loop {
+            let e = self.next();
+            if e["reason"] == reason {
+                return e;
+            }
+        }
+    }
+}
+
+/// Builds the same inputs from scratch in another folder and returns its `out/`.
+fn clean_build(project: &Path) -> (tempfile::TempDir, BTreeMap<String, (Vec<u8>, bool)>) {
+    let other = tempfile::tempdir().expect("tempdir");
+    copy_dir(&project.join("skills"), &other.path().join("skills"));
+    for f in ["test.key", "vocabulary.toml"] {
+        std::fs::copy(project.join(f), other.path().join(f)).expect("copy");
+    }
+    let r = skillc_env(
+        other.path(),
+        &[
+            "build",
+            "--key",
+            "test.key",
+            "--vocabulary",
+            "vocabulary.toml",
+            "--quiet",
+        ],
+        &[SDE],
+    );
+    assert!(
+        matches!(r.code, Some(0 | 1)),
+        "clean build failed:\n{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+    let t = tree(&other.path().join("out"));
+    (other, t)
+}
+
+fn diff(a: &BTreeMap<String, (Vec<u8>, bool)>, b: &BTreeMap<String, (Vec<u8>, bool)>) -> Vec<String> {
+    let mut v = Vec::new();
+    for (k, x) in a {
+        match b.get(k) {
+            None => v.push(format!("only in watch's out/: {k}")),
+            Some(y) if y != x => v.push(format!("differs: {k}")),
+            Some(_) => {}
+        }
+    }
+    for k in b.keys() {
+        if !a.contains_key(k) {
+            v.push(format!("missing from watch's out/: {k}"));
+        }
+    }
+    v
+}
+
+/// Waits until watch has rebuilt `out/` into what a clean build gives, then verifies it.
+/// Returns the last `rebuild-finished` event, with the events that came before it since the
+/// call under `"_before"`.
+fn settle(w: &Watch, project: &Path, step: &str) -> serde_json::Value {
+    let (_other, expected) = clean_build(project);
+    let mut last_diff = Vec::new();
+    let mut before = Vec::new();
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{step}: out/ never matched a clean build:\n{}",
+            last_diff.join("\n")
+        );
+        let e = w.next();
+        if e["reason"] == "rebuild-failed" {
+            panic!("{step}: {e}");
+        }
+        if e["reason"] != "rebuild-finished" {
+            before.push(e);
+            continue;
+        }
+        last_diff = diff(&tree(&project.join("out")), &expected);
+        if last_diff.is_empty() {
+            let state = project.join("verify-state.json");
+            let _ = std::fs::remove_file(&state);
+            let v = skillc_env(
+                project,
+                &["verify", "out", "--state", state.to_str().expect("utf-8")],
+                &[],
+            );
+            assert_eq!(v.code, Some(0), "{step}: verify failed:\n{}\n{}", v.stdout, v.stderr);
+            let mut e = e;
+            e["_before"] = serde_json::Value::Array(before);
+            return e;
+        }
+    }
+}
+
+fn skill_md(name: &str, subcommand: &str) -> String {
+    format!(
+        "---\nname: {name}\ndescription: Manages {name} records from the command line.\n---\n\n# {name}\n\n```bash\npython3 scripts/tool.py {subcommand} --max 10\n```\n"
+    )
+}
+
+#[test]
+fn watch_keeps_out_equal_to_a_clean_build_through_edits() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p: PathBuf = dir.path().to_path_buf();
+    copy_dir(&manifest_dir().join("skills"), &p.join("skills"));
+    write_test_key(&p.join("test.key"));
+    std::fs::write(p.join("vocabulary.toml"), skillc::BUILT_IN_VOCABULARY).expect("write");
+    let w = Watch::start(&p);
+    // The first build.
+    assert_eq!(diff(&tree(&p.join("out")), &clean_build(&p).1), Vec::<String>::new());
+
+    // 1. Edit a SKILL.md in place: a new sub-command.
+    let md = p.join("skills/expense-ledger/SKILL.md");
+    let text = std::fs::read_to_string(&md).expect("read");
+    std::fs::write(
+        &md,
+        text.replace("```bash\n", "```bash\npython3 scripts/ledger.py notes list\n"),
+    )
+    .expect("write");
+    let e = settle(&w, &p, "edit in place");
+    assert!(e["changed"].to_string().contains("skills/expense-ledger"), "{e}");
+
+    // 2. Save by rename, as editors do: a temporary file, then a rename over SKILL.md.
+    let md = p.join("skills/todo/SKILL.md");
+    let text = std::fs::read_to_string(&md).expect("read") + "\nMore notes.\n";
+    let tmp = p.join("skills/todo/.SKILL.md.swp");
+    std::fs::write(&tmp, text).expect("write");
+    std::fs::rename(&tmp, &md).expect("rename");
+    settle(&w, &p, "rename-save");
+
+    // 3. A new skill.
+    let new = p.join("skills/ledger-notes");
+    std::fs::create_dir_all(new.join("scripts")).expect("mkdir");
+    std::fs::write(new.join("scripts/tool.py"), "print('ok')\n").expect("write");
+    std::fs::write(new.join("SKILL.md"), skill_md("ledger-notes", "files list")).expect("write");
+    let e = settle(&w, &p, "add a skill");
+    assert!(e["executors"].as_u64().is_some_and(|n| n > 0), "{e}");
+
+    // 4. A skill deleted.
+    std::fs::remove_dir_all(p.join("skills/runbooks")).expect("rm");
+    let e = settle(&w, &p, "delete a skill");
+    assert!(!p.join("out/skills/runbooks").exists(), "{e}");
+
+    // 5. A skill broken (invalid YAML), then repaired.
+    let md = p.join("skills/ledger-notes/SKILL.md");
+    std::fs::write(&md, "---\nname: [ledger-notes\n---\n").expect("write");
+    let e = settle(&w, &p, "break a skill");
+    assert!(e["rejected_skills"].to_string().contains("skills/ledger-notes"), "{e}");
+    // Why, as `build` says it.
+    let why = e["_before"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|b| b["reason"] == "skill-rejected" && b["path"] == "skills/ledger-notes");
+    assert!(
+        why.is_some_and(|b| b["message"].as_str().is_some_and(|m| m.starts_with("SK006"))),
+        "{e}"
+    );
+    std::fs::write(&md, skill_md("ledger-notes", "files list")).expect("write");
+    let e = settle(&w, &p, "repair a skill");
+    assert_eq!(e["skills_rejected"], 0, "{e}");
+
+    // 6. The vocabulary: a label changes every language state that uses it.
+    let v = p.join("vocabulary.toml");
+    let text = std::fs::read_to_string(&v).expect("read");
+    std::fs::write(&v, text.replacen("en = \"list\"", "en = \"enumerate\"", 1)).expect("write");
+    let e = settle(&w, &p, "edit the vocabulary");
+    assert!(e["executors_updated"].as_u64().is_some_and(|n| n > 0), "{e}");
+
+    // 7. The skills root deleted and made again (its watch is gone with it), then a skill of
+    // the new root edited: both are seen.
+    let root = p.join("skills");
+    let keep = dir.path().join("kept-skill");
+    std::fs::rename(root.join("ledger-notes"), &keep).expect("move out");
+    std::fs::remove_dir_all(&root).expect("rm root");
+    std::fs::create_dir(&root).expect("mkdir root");
+    std::fs::rename(&keep, root.join("ledger-notes")).expect("move back");
+    settle(&w, &p, "recreate the skills root");
+    std::fs::write(
+        root.join("ledger-notes/SKILL.md"),
+        skill_md("ledger-notes", "files get"),
+    )
+    .expect("write");
+    let e = settle(&w, &p, "edit a skill of the new root");
+    assert!(e["executors_added"].as_u64().is_some_and(|n| n > 0), "{e}");
+
+    // Ctrl-C: a clean exit.
+    let pid = w.child.id().to_string();
+    let status = Command::new("kill").args(["-INT", &pid]).status().expect("kill");
+    assert!(status.success());
+    w.wait_for("watch-stopped");
+    let mut w = w;
+    let code = w.child.wait().expect("wait").code();
+    assert_eq!(code, Some(0));
+}
