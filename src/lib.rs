@@ -15,6 +15,7 @@ mod config;
 mod curate;
 mod db;
 mod diag;
+mod embed;
 mod emit;
 mod events;
 mod export;
@@ -65,6 +66,12 @@ pub use catalog::menu::{CatalogError as MenuCatalogError, Depth as MenuDepth, Me
 pub use menu::calibrate::{Battery, Figures as CalibrationFigures, Turn as BatteryTurn, parse_battery};
 pub use menu::format::{ToolFormat, json_doc, tool as load_playbook_tool};
 pub use menu::{Candidate, DenseTurn, Item as MenuItem, Menu, MenuError, Pass, Query, Selection};
+
+// Dense embedders (the menu's semantic pass): the interface, and the local model behind the
+// cargo feature `local-model`.
+#[cfg(feature = "local-model")]
+pub use embed::local::{LocalModel, LocalModelError, Pooling};
+pub use embed::{EmbedError, Embedder};
 
 // Whole builds: a session keeps the database between builds (`skillc watch`).
 pub use build::session::{BuildError, Event as BuildEvent, Options as BuildOptions, Outcome as BuildOutcome, Session};

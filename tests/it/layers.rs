@@ -75,6 +75,8 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "vocab",
         ],
     ),
+    // The dense embedders' interface (texts → unit vectors), used by the menu.
+    ("embed", Core, &[]),
     // The menu index and selection (RUNTIME.md §1): a stage like the others.
     (
         "menu",
@@ -155,6 +157,8 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
         ],
     ),
     ("watch", Io, &["model"]),
+    // The local sentence-embedding model (feature `local-model`): reads a model folder.
+    ("embed::local", Io, &["embed", "util"]),
     // Reading a verified out/ (list, info, search, serve) and the menu over it.
     (
         "catalog",

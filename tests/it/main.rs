@@ -21,6 +21,8 @@ mod import;
 mod incremental;
 mod layers;
 mod menu;
+#[cfg(feature = "local-model")]
+mod local_model;
 mod migrate;
 mod plan;
 mod scan;
