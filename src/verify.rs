@@ -272,6 +272,16 @@ pub fn verify(files: &BTreeMap<String, Entry>, key: &PublicKey, opts: &Options) 
             });
         }
     }
+    // The menu index is signed too (the menu reads it without the catalog), for this catalog.
+    vouched.insert(emit::MENU_INDEX_SIG.into());
+    if let Some(t) = check_sig(key, files, emit::MENU_INDEX, &mut v)
+        && t != emit::menu_trusted_comment(version, &expires)
+    {
+        v.failures.push(Failure::Malformed {
+            file: emit::MENU_INDEX_SIG.into(),
+            why: format!("the trusted comment `{t}` disagrees with catalog.toml"),
+        });
+    }
     let executors = catalog
         .get("executor")
         .and_then(toml::Value::as_array)

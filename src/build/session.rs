@@ -81,7 +81,7 @@ pub enum BuildError {
     /// The vocabulary has errors: nothing can be translated.
     #[error("the vocabulary {0} has errors")]
     Vocabulary(String, Vec<Diagnostic>),
-    /// The external embedder failed while the menu index was built.
+    /// The menu's dense embedder failed while the menu index was built.
     #[error(
         "the menu's embedder failed: {0} (check `[menu] embedder` in pipeline.toml, or remove it to use the built-in embedder)"
     )]
@@ -544,12 +544,8 @@ impl Session {
         let o = &self.opts;
         hash_str(&mut h, env!("CARGO_PKG_VERSION"));
         hash_str(&mut h, &format!("format {}", store::FORMAT));
-        // The menu's embedder, recipe and glossary are inputs of `out/menu.idx`.
-        hash_str(
-            &mut h,
-            &format!("menu {} {}", crate::menu::lexical::EMBEDDER, crate::menu::doc::RECIPE),
-        );
-        hash_str(&mut h, crate::menu::lexical::GLOSSARY);
+        // The menu's embedders, recipe and glossary are inputs of `out/menu.idx`.
+        hash_str(&mut h, &super::dense::fingerprint(&o.menu, &o.root));
         for r in &o.roots {
             hash_str(&mut h, &r.to_string_lossy());
         }
@@ -914,10 +910,13 @@ impl Session {
             });
         }
         timer.lap("plan skills");
-        let menu_files = super::dense::render_files(db, inputs, &skills, opts)?;
-        for (path, bytes) in menu_files {
-            plan.insert(path, Planned::owned(bytes, false));
+        let menu = super::dense::render_files(db, inputs, &skills, &opts.menu, &opts.root, &opts.state_dir)
+            .map_err(|e| BuildError::Embedder(e.to_string()))?;
+        if let Some(v) = menu.vectors {
+            plan.insert(emit::MENU_VECTORS.into(), Planned::owned(v, false));
         }
+        let menu_index = menu.index;
+        plan.insert(emit::MENU_INDEX.into(), Planned::owned(menu_index.clone(), false));
         timer.lap("menu index");
         let vtext = self_vocab_text(db, inputs);
         let entries: Vec<&str> = rows.iter().map(|r| r.report).collect();
@@ -934,12 +933,7 @@ impl Session {
         timer.lap("report");
         let mut files_vouched = BTreeMap::new();
         files_vouched.insert(emit::REPORT.to_owned(), report_sha.clone());
-        for f in [
-            emit::ROUTING,
-            emit::PUBLIC_KEY,
-            emit::MENU_INDEX,
-            emit::MENU_VECTORS,
-        ] {
+        for f in [emit::ROUTING, emit::PUBLIC_KEY, emit::MENU_INDEX, emit::MENU_VECTORS] {
             if let Some(p) = plan.get(f) {
                 files_vouched.insert(f.to_owned(), p.sha256.clone());
             }
@@ -981,6 +975,12 @@ impl Session {
             Planned::owned(catalog_sig.into_bytes(), false),
         );
         plan.insert(emit::CATALOG.into(), Planned::text(&catalog, catalog_sha, false));
+        // The menu index is signed for this catalog: a menu reads it without the catalog.
+        let menu_sig = key.sign(&menu_index, &emit::menu_trusted_comment(version, &expires));
+        plan.insert(
+            emit::MENU_INDEX_SIG.into(),
+            Planned::owned(menu_sig.into_bytes(), false),
+        );
 
         timer.lap("catalog and report");
         // Write what differs, in parallel, the catalog last.

@@ -1,30 +1,45 @@
-//! The catalog in use (IO layer): opening a built `out/` for what runs after the build —
-//! `skillc menu`, `skillc playbook`, and `serve` — and nothing from a catalog that does not
-//! verify (RUNTIME.md: "nothing is offered, loaded, listed or served from an `out/` that
-//! `skillc verify` would refuse").
+//! The menu and playbooks of a built catalog (IO layer): what `skillc menu`, `skillc
+//! playbook`, `serve` and programs embedding skillc read after the build — and nothing from a
+//! catalog that does not verify (RUNTIME.md: "nothing is offered, loaded, listed or served
+//! from an `out/` that `skillc verify` would refuse").
 //!
-//! What is verified on [`MenuCatalog::open`] is the chain of trust of what the menu reads, so
-//! that a fresh process answers in milliseconds on a catalog of 10,000 skills: the catalog's
-//! signature and trusted comment, its expiry, rollback (against the state `skillc verify`
-//! records, read-only here), and the hashes of the menu index (and dense vectors) that the
-//! signed catalog vouches for. The index in turn records each SKILL.md's hash, checked by
-//! [`MenuCatalog::playbook`] before a body is returned. [`Depth::Full`] runs every check of
-//! `skillc verify` first (what `serve` does once at start).
+//! What [`MenuCatalog::open`] verifies is the chain of trust of what the menu reads, so that a
+//! fresh process answers in milliseconds on a catalog of 10,000 skills without reading its
+//! 5 MB `catalog.toml`:
 //!
-//! Catalog values are read from the part of `catalog.toml` before its first `[[` table
-//! (header and `[files]`, written first by `emit::render_catalog`) — with the same TOML
-//! parser as `verify`, after the signature over the whole file has been checked.
-
+//! 1. `menu.idx.sig`, a minisign signature of `menu.idx` by the catalog's key (the trusted key
+//!    given, else the folder's `skillc.pub`), whose trusted comment names the catalog it belongs
+//!    to (`catalog_version`, `expires`, `file:menu.idx`, as the catalog's own);
+//! 2. `catalog.toml.sig`'s trusted comment (its global signature, which needs not read the
+//!    catalog): a genuine signature by the same key, for that same catalog version and expiry;
+//! 3. that catalog's expiry, and rollback against the versions `skillc verify` accepted (its
+//!    state file, read only here);
+//! 4. `menu.vec` (dense vectors), when the index names it, against the SHA-256 the signed
+//!    index records;
+//! 5. for a playbook, the SKILL.md against the SHA-256 the signed index records, before a
+//!    byte of it is returned.
+//!
+//! That is enough for a menu: every byte it offers or loads is signed by the trusted key, for
+//! a catalog that has not expired or been rolled back, and `skillc verify` checks the same
+//! signature and that `catalog.toml` vouches for the same `menu.idx`. What it does not check
+//! is the content of `catalog.toml` and the rest of the tree (executors, manifests, wrappers,
+//! the report), which the menu never reads: the loader of executors runs `skillc verify`, and
+//! [`Depth::Full`] (`--full-verify`) runs all of it first.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
-use super::openai;
+use sha2::Digest as _;
+
+use crate::embed::Embedder;
+use crate::embed::openai::OpenAi;
 use crate::emit::{self, write};
-use crate::util::sha256;
-use crate::menu::embed::{Embedder as _, VECTORS_FILE};
-use crate::menu::{DenseTurn, Menu, index};
+use crate::menu::settings::DenseEmbedder;
+use crate::menu::{DenseTurn, Menu, MenuError, Query, Selection, index};
 use crate::sign::PublicKey;
+use crate::util::sha256;
 use crate::verify::{self, Entry, Failure};
 
 /// How much of the catalog [`MenuCatalog::open`] verifies.
@@ -47,6 +62,9 @@ pub struct OpenOptions {
     pub now: i64,
     /// What to verify.
     pub depth: Depth,
+    /// The local model folder for turns, when the catalog's vectors come from one (default:
+    /// the folder configured at build time, relative to the catalog folder's parent).
+    pub model: Option<PathBuf>,
 }
 
 /// Why a catalog cannot be used.
@@ -171,23 +189,146 @@ fn accepted(state: Option<&Path>, key_id: &str) -> Result<Option<i64>, CatalogEr
     }
 }
 
-/// A verified catalog and its menu.
+/// The dense half of turns: the catalog's embedder, reached when a turn is first embedded
+/// (a local model is loaded then, an endpoint called then).
+pub struct TurnEmbedder {
+    /// The id the catalog's vectors were made by.
+    expected: String,
+    make: Box<dyn Fn() -> Result<Box<dyn Embedder>, String> + Send + Sync>,
+    made: OnceLock<Result<Box<dyn Embedder>, String>>,
+}
+
+impl fmt::Debug for TurnEmbedder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TurnEmbedder({})", self.expected)
+    }
+}
+
+impl TurnEmbedder {
+    /// The embedder of a menu's dense vectors, or `None` when it has none. `dir` is the
+    /// catalog folder: a local model's configured folder is resolved against its parent (the
+    /// project root, where `out/` lives), unless `model` names the folder.
+    pub fn for_menu(menu: &Menu, dir: &Path, model: Option<&Path>) -> Option<TurnEmbedder> {
+        let expected = menu.dense_embedder()?.embedder.clone();
+        let make: Box<dyn Fn() -> Result<Box<dyn Embedder>, String> + Send + Sync> =
+            match menu.index().header.settings.embedder.clone()? {
+                DenseEmbedder::External(e) => {
+                    Box::new(move || Ok(Box::new(OpenAi::new(&e.url, &e.model, e.timeout_ms)) as Box<dyn Embedder>))
+                }
+                DenseEmbedder::Local(folder) => {
+                    let base = dir.parent().unwrap_or(Path::new("."));
+                    let folder = model.map_or_else(|| base.join(folder), Path::to_path_buf);
+                    Box::new(move || local(&folder))
+                }
+            };
+        Some(TurnEmbedder {
+            expected,
+            make,
+            made: OnceLock::new(),
+        })
+    }
+
+    /// The turn's vector, or [`DenseTurn::Unavailable`] (never an error: the menu then has
+    /// trigger hits and always-on skills, with a warning) when the embedder cannot be
+    /// reached, loaded, or is not the one the catalog's vectors come from.
+    pub fn embed(&self, turn: &str) -> DenseTurn {
+        let e = match self.made.get_or_init(&self.make) {
+            Ok(e) => e,
+            Err(why) => return DenseTurn::Unavailable(why.clone()),
+        };
+        if e.id() != self.expected {
+            return DenseTurn::Unavailable(format!(
+                "the embedder is `{}`, but the catalog's vectors were made by `{}` (rebuild the catalog, or give the model it was built with)",
+                e.id(),
+                self.expected
+            ));
+        }
+        match e.embed_batch(&[turn]) {
+            Ok(mut v) if v.len() == 1 && !v[0].is_empty() => DenseTurn::Vector(v.remove(0)),
+            Ok(_) => DenseTurn::Unavailable("no vector for the turn".into()),
+            Err(err) => DenseTurn::Unavailable(err.to_string()),
+        }
+    }
+}
+
+#[cfg(feature = "local-model")]
+fn local(folder: &Path) -> Result<Box<dyn Embedder>, String> {
+    crate::embed::local::LocalModel::load(folder)
+        .map(|m| Box::new(m) as Box<dyn Embedder>)
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(not(feature = "local-model"))]
+fn local(folder: &Path) -> Result<Box<dyn Embedder>, String> {
+    Err(format!(
+        "the catalog's vectors come from a local model ({}), but this skillc was built without the `local-model` feature",
+        folder.display()
+    ))
+}
+
+/// A verified catalog's menu, and the playbooks of its skills.
 #[derive(Debug)]
 pub struct MenuCatalog {
     dir: PathBuf,
-    /// `catalog_version`.
+    /// `catalog_version` of the catalog the index belongs to.
     pub version: i64,
-    /// Expiry (RFC 3339).
+    /// Its expiry (RFC 3339).
     pub expires: String,
-    /// Signer's key id.
+    /// Signer's key id (hex).
     pub key_id: String,
     /// The menu, loaded.
     pub menu: Menu,
-    embedder: Option<openai::OpenAi>,
+    embedder: Option<TurnEmbedder>,
+}
+
+fn refused(dir: &Path, failures: Vec<Failure>) -> CatalogError {
+    CatalogError::Refused {
+        dir: dir.display().to_string(),
+        failures,
+    }
+}
+
+/// Reads and checks `menu.idx` against its signature: the index bytes and the catalog's
+/// `(version, expires)` from the trusted comment.
+fn signed_index(dir: &Path, key: &PublicKey) -> Result<(Vec<u8>, i64, String), CatalogError> {
+    let index = read_regular(&dir.join(emit::MENU_INDEX))
+        .map_err(|_| refused(dir, vec![Failure::Missing(emit::MENU_INDEX.into())]))?;
+    let sig = read_regular(&dir.join(emit::MENU_INDEX_SIG)).map_err(|_| {
+        refused(
+            dir,
+            vec![Failure::Missing(format!(
+                "{} (built by an older skillc? rebuild the catalog)",
+                emit::MENU_INDEX_SIG
+            ))],
+        )
+    })?;
+    let trusted = key.verify(&index, &String::from_utf8_lossy(&sig)).map_err(|e| {
+        refused(
+            dir,
+            vec![Failure::BadSignature {
+                file: emit::MENU_INDEX.into(),
+                why: e.to_string(),
+            }],
+        )
+    })?;
+    match emit::parse_trusted_comment(&trusted) {
+        Some((version, expires, file)) if file == emit::MENU_INDEX => {
+            let expires = expires.to_owned();
+            Ok((index, version, expires))
+        }
+        _ => Err(refused(
+            dir,
+            vec![Failure::Malformed {
+                file: emit::MENU_INDEX_SIG.into(),
+                why: format!("the trusted comment `{trusted}` is not a menu index's"),
+            }],
+        )),
+    }
 }
 
 impl MenuCatalog {
-    /// Opens and verifies a catalog folder.
+    /// Opens a catalog folder and verifies what the menu reads (see the module
+    /// documentation), or everything with [`Depth::Full`].
     ///
     /// # Errors
     /// [`CatalogError::Refused`] with every failure when it does not verify; IO errors.
@@ -197,10 +338,6 @@ impl MenuCatalog {
         }
         let key = read_key(&opts.key.clone().unwrap_or_else(|| dir.join(emit::PUBLIC_KEY)))?;
         let accepted = accepted(opts.state.as_deref(), &key.key_id_hex())?;
-        let refused = |failures: Vec<Failure>| CatalogError::Refused {
-            dir: dir.display().to_string(),
-            failures,
-        };
         if opts.depth == Depth::Full {
             let files = read_tree(dir)?;
             let v = verify::verify(
@@ -213,104 +350,81 @@ impl MenuCatalog {
                 },
             );
             if !v.failures.is_empty() {
-                return Err(refused(v.failures));
+                return Err(refused(dir, v.failures));
             }
         }
-        let catalog = read_regular(&dir.join(emit::CATALOG))?;
-        let sig = read_regular(&dir.join(emit::CATALOG_SIG))
-            .map_err(|_| refused(vec![Failure::Missing(emit::CATALOG_SIG.into())]))?;
-        let trusted = key.verify(&catalog, &String::from_utf8_lossy(&sig)).map_err(|e| {
-            refused(vec![Failure::BadSignature {
+        let (index_bytes, version, expires) = signed_index(dir, &key)?;
+        let mut failures = Vec::new();
+        // The catalog's signature is checked for its trusted part (which needs not read the
+        // catalog): genuine, by this key, for the catalog the index names.
+        let catalog_sig = read_regular(&dir.join(emit::CATALOG_SIG))
+            .map_err(|_| refused(dir, vec![Failure::Missing(emit::CATALOG_SIG.into())]))?;
+        match key.verify_comment(&String::from_utf8_lossy(&catalog_sig)) {
+            Ok(t) if t == emit::catalog_trusted_comment(version, &expires) => {}
+            Ok(t) => failures.push(Failure::Malformed {
+                file: emit::CATALOG_SIG.into(),
+                why: format!(
+                    "the trusted comment `{t}` is not that of the catalog {} names",
+                    emit::MENU_INDEX_SIG
+                ),
+            }),
+            Err(e) => failures.push(Failure::BadSignature {
                 file: emit::CATALOG.into(),
                 why: e.to_string(),
-            }])
-        })?;
-        let head = header_of(&catalog).map_err(|why| {
-            refused(vec![Failure::Malformed {
-                file: emit::CATALOG.into(),
-                why,
-            }])
-        })?;
-        let mut failures = Vec::new();
-        if trusted != emit::catalog_trusted_comment(head.version, &head.expires) {
-            failures.push(Failure::Malformed {
-                file: emit::CATALOG_SIG.into(),
-                why: format!("the trusted comment `{trusted}` disagrees with catalog.toml"),
-            });
+            }),
         }
-        match head.expires.parse::<jiff::Timestamp>() {
+        match expires.parse::<jiff::Timestamp>() {
             Ok(t) if t.as_second() <= opts.now => failures.push(Failure::Expired {
-                expires: head.expires.clone(),
+                expires: expires.clone(),
             }),
             Ok(_) => {}
             Err(e) => failures.push(Failure::Malformed {
-                file: emit::CATALOG.into(),
+                file: emit::MENU_INDEX_SIG.into(),
                 why: format!("expires: {e}"),
             }),
         }
         if let Some(a) = accepted
-            && head.version < a
+            && version < a
         {
-            failures.push(Failure::Rollback {
-                version: head.version,
-                accepted: a,
-            });
+            failures.push(Failure::Rollback { version, accepted: a });
         }
-        let vouched = |name: &str, failures: &mut Vec<Failure>| -> Option<Vec<u8>> {
-            let Some(hash) = head.files.get(name) else {
-                failures.push(Failure::Malformed {
-                    file: emit::CATALOG.into(),
-                    why: format!("does not vouch for {name} (built by an older skillc? rebuild the catalog)"),
-                });
-                return None;
-            };
-            match read_regular(&dir.join(name)) {
-                Err(_) => {
-                    failures.push(Failure::Missing(name.into()));
-                    None
-                }
-                Ok(b) if hash.strip_prefix("sha256:").unwrap_or(hash) != sha256(&b) => {
-                    failures.push(Failure::HashMismatch {
-                        file: name.into(),
-                        recorded_in: emit::CATALOG.into(),
-                    });
-                    None
-                }
-                Ok(b) => Some(b),
-            }
-        };
-        let index_bytes = vouched(index::FILE, &mut failures);
         if !failures.is_empty() {
-            return Err(refused(failures));
+            return Err(refused(dir, failures));
         }
-        let index_bytes = index_bytes.unwrap_or_default();
-        // The dense vectors are read only when the index names them.
+        // The dense vectors are read only when the signed index names them, and checked
+        // against the hash it records.
         let dense = index::Index::parse_header(&index_bytes).ok().and_then(|h| h.dense);
         let vectors = match &dense {
-            Some(_) => vouched(VECTORS_FILE, &mut failures),
             None => None,
+            Some(d) => {
+                let b = read_regular(&dir.join(emit::MENU_VECTORS))
+                    .map_err(|_| refused(dir, vec![Failure::Missing(emit::MENU_VECTORS.into())]))?;
+                if sha256(&b) != d.sha256 {
+                    return Err(refused(
+                        dir,
+                        vec![Failure::HashMismatch {
+                            file: emit::MENU_VECTORS.into(),
+                            recorded_in: emit::MENU_INDEX.into(),
+                        }],
+                    ));
+                }
+                Some(b)
+            }
         };
-        if !failures.is_empty() {
-            return Err(refused(failures));
-        }
         let menu = Menu::load(index_bytes, vectors).map_err(|e| {
-            refused(vec![Failure::Malformed {
-                file: index::FILE.into(),
-                why: e.0,
-            }])
+            refused(
+                dir,
+                vec![Failure::Malformed {
+                    file: emit::MENU_INDEX.into(),
+                    why: e.0,
+                }],
+            )
         })?;
-        let embedder = menu
-            .index()
-            .header
-            .settings
-            .embedder
-            .as_ref()
-            .filter(|_| menu.dense_embedder().is_some())
-            .map(openai::OpenAi::new);
+        let embedder = TurnEmbedder::for_menu(&menu, dir, opts.model.as_deref());
         Ok(MenuCatalog {
             dir: dir.to_path_buf(),
-            version: head.version,
-            expires: head.expires,
+            version,
+            expires,
             key_id: key.key_id_hex(),
             menu,
             embedder,
@@ -327,18 +441,24 @@ impl MenuCatalog {
         self.dir.join("skills").join(slug).join("SKILL.md")
     }
 
-    /// The dense half of a turn: embedded by the catalog's external embedder, or
+    /// The dense half of a turn: embedded by the catalog's dense embedder, or
     /// [`DenseTurn::Unavailable`] when it cannot be reached (never an error), or
     /// [`DenseTurn::None`] when the catalog has no dense vectors.
     pub fn embed_turn(&self, turn: &str) -> DenseTurn {
-        let Some(e) = &self.embedder else {
-            return DenseTurn::None;
-        };
-        match e.embed_batch(&[turn]) {
-            Ok(mut v) if v.len() == 1 => DenseTurn::Vector(v.remove(0)),
-            Ok(_) => DenseTurn::Unavailable("no vector for the turn".into()),
-            Err(err) => DenseTurn::Unavailable(err.to_string()),
-        }
+        self.embedder.as_ref().map_or(DenseTurn::None, |e| e.embed(turn))
+    }
+
+    /// The menu of a turn, its dense half embedded by the catalog's embedder.
+    ///
+    /// # Errors
+    /// [`MenuError`] as [`Menu::select`].
+    pub fn select(&self, turn: &str, agent: Option<&str>, size: Option<usize>) -> Result<Selection, MenuError> {
+        self.menu.select(&Query {
+            turn,
+            agent,
+            size,
+            dense: self.embed_turn(turn),
+        })
     }
 
     /// The playbook of a skill: its SKILL.md body, verbatim, after checking the file against
@@ -361,52 +481,17 @@ impl MenuCatalog {
             )));
         }
         let rel = format!("skills/{slug}/SKILL.md");
-        let path = self.dir.join(&rel);
-        let bytes = read_regular(&path)?;
-        use sha2::Digest as _;
+        let bytes = read_regular(&self.dir.join(&rel))?;
         if sha2::Sha256::digest(&bytes).as_slice() != s.skill_md_sha256 {
-            return Err(CatalogError::Refused {
-                dir: self.dir.display().to_string(),
-                failures: vec![Failure::HashMismatch {
+            return Err(refused(
+                &self.dir,
+                vec![Failure::HashMismatch {
                     file: rel,
-                    recorded_in: index::FILE.into(),
+                    recorded_in: emit::MENU_INDEX.into(),
                 }],
-            });
+            ));
         }
         let body = bytes.get(s.body_offset as usize..).unwrap_or_default();
         Ok(String::from_utf8_lossy(body).into_owned())
     }
-}
-
-/// The header values of `catalog.toml`.
-struct Head {
-    version: i64,
-    expires: String,
-    files: BTreeMap<String, String>,
-}
-
-/// Reads the header and `[files]` of a catalog: the text before its first array of tables.
-fn header_of(catalog: &[u8]) -> Result<Head, String> {
-    let text = std::str::from_utf8(catalog).map_err(|_| "not UTF-8".to_owned())?;
-    let end = text.find("\n[[").map_or(text.len(), |i| i + 1);
-    let t: toml::Table = toml::from_str(&text[..end]).map_err(|e| e.message().to_owned())?;
-    let version = t.get("catalog_version").and_then(toml::Value::as_integer);
-    let expires = t.get("expires").and_then(toml::Value::as_str);
-    let (Some(version), Some(expires)) = (version, expires) else {
-        return Err("no catalog_version or expires".into());
-    };
-    let files = t
-        .get("files")
-        .and_then(toml::Value::as_table)
-        .map(|f| {
-            f.iter()
-                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
-                .collect()
-        })
-        .unwrap_or_default();
-    Ok(Head {
-        version,
-        expires: expires.to_owned(),
-        files,
-    })
 }

@@ -7,4 +7,3 @@
 //!   chain of trust of what the menu reads, then ask it per turn with no file read.
 
 pub mod menu;
-pub mod openai;

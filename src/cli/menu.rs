@@ -10,10 +10,11 @@ use serde_json::json;
 
 use super::{Printer, ReportFormat, Status};
 use crate::catalog::menu::{self as catalog, Depth, MenuCatalog, OpenOptions};
+use crate::embed::Embedder as _;
 use crate::menu::calibrate::{self, Scored};
 use crate::menu::format::{self, ToolFormat};
 use crate::menu::settings::{self, Calibration, MenuSettings};
-use crate::menu::{DenseTurn, Query, Selection};
+use crate::menu::{DenseTurn, Selection};
 
 /// Output formats of `skillc menu`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -40,6 +41,10 @@ pub struct CatalogArgs {
     /// Run every check of `skillc verify` first, not only those of what the menu reads.
     #[arg(long)]
     pub full_verify: bool,
+    /// The local model folder that embeds turns, when the catalog's vectors come from one
+    /// (default: the folder `[menu] embedder` names, relative to the catalog's parent folder).
+    #[arg(long, value_name = "DIR")]
+    pub model: Option<PathBuf>,
 }
 
 /// Arguments of `skillc menu`.
@@ -133,6 +138,7 @@ fn open(out: &Path, args: &CatalogArgs) -> anyhow::Result<MenuCatalog> {
         state: Some(args.state.clone().unwrap_or_else(catalog::default_state)),
         now: jiff::Timestamp::now().as_second(),
         depth: if args.full_verify { Depth::Full } else { Depth::Menu },
+        model: args.model.clone(),
     };
     Ok(MenuCatalog::open(out, &opts)?)
 }
@@ -140,13 +146,7 @@ fn open(out: &Path, args: &CatalogArgs) -> anyhow::Result<MenuCatalog> {
 /// The menu of a turn over an opened catalog (embedding the turn when the catalog has dense
 /// vectors; an unreachable embedder becomes a warning).
 fn selection(cat: &MenuCatalog, turn: &str, agent: Option<&str>, size: Option<usize>) -> anyhow::Result<Selection> {
-    let dense = cat.embed_turn(turn);
-    Ok(cat.menu.select(&Query {
-        turn,
-        agent,
-        size,
-        dense,
-    })?)
+    Ok(cat.select(turn, agent, size)?)
 }
 
 pub(crate) fn run(args: &MenuArgs, out: &mut Printer) -> anyhow::Result<Status> {
@@ -245,7 +245,7 @@ pub(crate) fn build_settings(root: &Path, configured: &MenuSettings) -> anyhow::
         Err(_) => Vec::new(),
     };
     let embedder = match &configured.embedder {
-        Some(e) => crate::menu::embed::fused_id(&crate::catalog::openai::OpenAi::id_of(e)),
+        Some(e) => crate::menu::dense::fused_id(&crate::build::dense::configured(e, root)?.id()),
         None => crate::menu::lexical::EMBEDDER.to_owned(),
     };
     let mut s = configured.clone();
@@ -280,7 +280,7 @@ fn run_calibrate(args: &CalibrateArgs, out: &mut Printer) -> anyhow::Result<Stat
         anyhow::bail!("cannot calibrate: the embedder is unavailable ({why})");
     }
     let embedder = match (menu.dense_embedder(), &menu.index().header.dense) {
-        (Some(d), _) => crate::menu::embed::fused_id(&d.embedder),
+        (Some(d), _) => crate::menu::dense::fused_id(&d.embedder),
         _ => crate::menu::lexical::EMBEDDER.to_owned(),
     };
     let recipe = menu.index().header.recipe.clone();

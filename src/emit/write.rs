@@ -126,6 +126,7 @@ pub fn in_contract(path: &str) -> bool {
         REPORT,
         super::ROUTING,
         super::MENU_INDEX,
+        super::MENU_INDEX_SIG,
         super::MENU_VECTORS,
     ]
     .contains(&path)

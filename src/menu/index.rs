@@ -24,8 +24,6 @@ use std::collections::BTreeMap;
 use super::lexical::{self, Lexicon};
 use super::settings::MenuSettings;
 
-/// The file's name in `out/`.
-pub const FILE: &str = "menu.idx";
 /// First bytes of the file.
 pub const MAGIC: &[u8; 12] = b"skillc-menu\n";
 /// The layout's version.
@@ -81,7 +79,7 @@ pub struct Header {
     /// The menu settings of `pipeline.toml` at build time.
     pub settings: MenuSettings,
     /// The dense vectors file, when an external or local embedder is configured.
-    pub dense: Option<super::embed::DenseHeader>,
+    pub dense: Option<super::dense::DenseHeader>,
 }
 
 fn put_str(out: &mut Vec<u8>, s: &str) {

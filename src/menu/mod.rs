@@ -4,8 +4,8 @@
 //! - [`text`]: case folding, titles, one-line descriptions, triggers, `disabled`;
 //! - [`doc`]: the index document of a skill (recipe `doc/1`);
 //! - [`lexical`]: the built-in embedder (`lexical/2`);
-//! - [`embed`]: the dense [`embed::Embedder`] interface (external endpoint, local models) and
-//!   the fusion of its scores with the built-in ones;
+//! - [`dense`]: dense vectors (of a `crate::embed::Embedder`: the external endpoint or the
+//!   local model) in the index, and the fusion of their scores with the built-in ones;
 //! - [`index`]: the per-skill [`index::Entry`] the build memoizes and the `out/menu.idx` file;
 //! - [`settings`]: `[menu]` and `[agents.<id>]`;
 //! - [`select`]: the selection rules over a loaded [`Menu`];
@@ -17,8 +17,8 @@
 //! read per turn).
 
 pub mod calibrate;
+pub mod dense;
 pub mod doc;
-pub mod embed;
 pub mod format;
 pub mod index;
 pub mod lexical;

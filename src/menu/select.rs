@@ -6,7 +6,7 @@
 
 use aho_corasick::AhoCorasick;
 
-use super::embed::{self, Vectors};
+use super::dense::{self, Vectors};
 use super::index::{Index, Malformed};
 use super::lexical::{self, Feature};
 use super::settings::MAX_SIZE;
@@ -209,14 +209,14 @@ impl Menu {
     }
 
     /// The dense embedder the catalog's vectors come from, when they were loaded.
-    pub fn dense_embedder(&self) -> Option<&embed::DenseHeader> {
+    pub fn dense_embedder(&self) -> Option<&dense::DenseHeader> {
         self.vectors.as_ref().and(self.index.header.dense.as_ref())
     }
 
     /// The embedder id scores are given under for this query's dense turn.
     fn embedder_for(&self, dense: &DenseTurn) -> String {
         match (dense, self.dense_embedder()) {
-            (DenseTurn::Vector(_), Some(d)) => embed::fused_id(&d.embedder),
+            (DenseTurn::Vector(_), Some(d)) => dense::fused_id(&d.embedder),
             _ => lexical::EMBEDDER.to_owned(),
         }
     }
@@ -352,7 +352,7 @@ impl Menu {
             .map(|(i, s)| (i, f64::from(s)))
             .collect();
         if let (DenseTurn::Vector(q), Some(v)) = (dense, &self.vectors) {
-            let beta = f64::from(embed::DENSE_WEIGHT);
+            let beta = f64::from(dense::DENSE_WEIGHT);
             for i in (0..n).filter(|&i| ok(i)) {
                 let d = f64::from(v.cosine(i, q));
                 let l = scores.get(&i).copied().unwrap_or(0.0);

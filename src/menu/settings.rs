@@ -54,6 +54,18 @@ pub struct ExternalEmbedder {
     pub timeout_ms: u64,
 }
 
+/// The dense embedder fused with the built-in one (`[menu] embedder`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "lowercase")]
+pub enum DenseEmbedder {
+    /// `{ url = "…/v1/embeddings", model = "…" }`: an OpenAI-compatible endpoint.
+    External(ExternalEmbedder),
+    /// `{ local = "models/all-MiniLM-L6-v2" }`: a sentence-transformers model folder read by
+    /// the local model (cargo feature `local-model`), as written — relative to the project root
+    /// — never downloaded.
+    Local(String),
+}
+
 /// The resolved menu settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -66,8 +78,8 @@ pub struct MenuSettings {
     pub threshold: Option<Threshold>,
     /// Agents by id.
     pub agents: BTreeMap<String, Agent>,
-    /// The external embedder, when configured.
-    pub embedder: Option<ExternalEmbedder>,
+    /// The dense embedder, when configured.
+    pub embedder: Option<DenseEmbedder>,
 }
 
 impl Default for MenuSettings {
@@ -87,7 +99,7 @@ type Sp<T> = toml::Spanned<T>;
 /// `[menu]` as written.
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-pub struct MenuSection {
+struct MenuSection {
     size: Option<Sp<i64>>,
     gate_triggerless: Option<bool>,
     threshold: Option<Sp<ThresholdSection>>,
@@ -105,15 +117,16 @@ struct ThresholdSection {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct EmbedderSection {
-    url: Sp<String>,
-    model: String,
+    url: Option<Sp<String>>,
+    model: Option<String>,
     timeout_ms: Option<Sp<i64>>,
+    local: Option<Sp<String>>,
 }
 
 /// `[agents.<id>]` as written.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AgentSection {
+struct AgentSection {
     skills: Sp<Vec<String>>,
     menu_size: Option<Sp<i64>>,
 }
@@ -161,11 +174,76 @@ pub fn parse(file: &str, text: &str) -> (MenuSettings, Vec<Diagnostic>) {
     }
 }
 
+/// Resolves `[menu] embedder`: an endpoint (`url`, `model`, `timeout_ms`) or a local model
+/// folder (`local`), not both.
+fn embedder(src: &Source<'_>, e: Sp<EmbedderSection>, diags: &mut Vec<Diagnostic>) -> Option<DenseEmbedder> {
+    let span = e.span();
+    let e = e.into_inner();
+    let mut bad = |span: std::ops::Range<usize>, message: String, help: &str| {
+        diags.push(Diagnostic::new(&rules::CF001, src.file, src.span(span), message).help(help));
+        None
+    };
+    match (e.local, e.url) {
+        (Some(l), None) if e.model.is_none() && e.timeout_ms.is_none() => {
+            if l.get_ref().trim().is_empty() {
+                return bad(
+                    l.span(),
+                    "embedder `local` is empty".into(),
+                    "give the folder of a sentence-transformers model, e.g. \"models/all-MiniLM-L6-v2\"",
+                );
+            }
+            Some(DenseEmbedder::Local(l.into_inner()))
+        }
+        (Some(_), _) => bad(
+            span,
+            "embedder has both `local` and endpoint keys".into(),
+            "`local = \"FOLDER\"` alone runs a model in-process; `url` and `model` call an endpoint",
+        ),
+        (None, None) => bad(
+            span,
+            "embedder needs `url` and `model` (an endpoint) or `local` (a model folder)".into(),
+            "e.g. embedder = { url = \"http://127.0.0.1:11434/v1/embeddings\", model = \"nomic-embed-text\" }",
+        ),
+        (None, Some(url)) => {
+            let (url_span, url) = (url.span(), url.into_inner());
+            let model = e.model.unwrap_or_default();
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return bad(
+                    url_span,
+                    format!("embedder url `{url}` is not an http(s) URL"),
+                    "give the embeddings endpoint, e.g. \"http://127.0.0.1:11434/v1/embeddings\"",
+                );
+            }
+            if model.trim().is_empty() {
+                return bad(
+                    span,
+                    "embedder `model` is missing or empty".into(),
+                    "name the model the endpoint serves",
+                );
+            }
+            let timeout_ms = match e.timeout_ms {
+                None => DEFAULT_TIMEOUT_MS,
+                Some(t) => match u64::try_from(*t.get_ref()) {
+                    Ok(ms) if (1..=600_000).contains(&ms) => ms,
+                    _ => {
+                        return bad(
+                            t.span(),
+                            "`timeout_ms` must be between 1 and 600000 (ten minutes)".into(),
+                            "the default is 10000",
+                        );
+                    }
+                },
+            };
+            Some(DenseEmbedder::External(ExternalEmbedder { url, model, timeout_ms }))
+        }
+    }
+}
+
 /// Resolves `[menu]` and `[agents]`. `calibrated` are the thresholds recorded by
 /// `skillc menu calibrate`; the one for `embedder` + `recipe` is used unless `[menu]
 /// threshold` sets one. A `[menu] threshold` for another embedder is an error: thresholds
 /// never carry over from one embedder to another.
-pub fn resolve(
+fn resolve(
     src: &Source<'_>,
     menu: Option<MenuSection>,
     agents: Option<BTreeMap<String, AgentSection>>,
@@ -180,48 +258,7 @@ pub fn resolve(
     }
     s.gate_triggerless = menu.gate_triggerless.unwrap_or(false);
     if let Some(e) = menu.embedder {
-        let span = e.span();
-        let e = e.into_inner();
-        let url = e.url.get_ref().clone();
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            diags.push(
-                Diagnostic::new(
-                    &rules::CF001,
-                    src.file,
-                    src.span(e.url.span()),
-                    format!("embedder url `{url}` is not an http(s) URL"),
-                )
-                .help("give the embeddings endpoint, e.g. \"http://127.0.0.1:11434/v1/embeddings\""),
-            );
-        } else if e.model.trim().is_empty() {
-            diags.push(Diagnostic::new(
-                &rules::CF001,
-                src.file,
-                src.span(span),
-                "embedder `model` is empty",
-            ));
-        } else {
-            let timeout_ms = match e.timeout_ms {
-                None => Some(DEFAULT_TIMEOUT_MS),
-                Some(t) => match u64::try_from(*t.get_ref()) {
-                    Ok(ms) if (1..=600_000).contains(&ms) => Some(ms),
-                    _ => {
-                        diags.push(Diagnostic::new(
-                            &rules::CF001,
-                            src.file,
-                            src.span(t.span()),
-                            "`timeout_ms` must be between 1 and 600000 (ten minutes)",
-                        ));
-                        None
-                    }
-                },
-            };
-            s.embedder = timeout_ms.map(|timeout_ms| ExternalEmbedder {
-                url,
-                model: e.model,
-                timeout_ms,
-            });
-        }
+        s.embedder = embedder(src, e, diags);
     }
     if let Some(t) = menu.threshold {
         let span = t.span();
@@ -392,17 +429,8 @@ pub fn pick_threshold(
 mod tests {
     use super::*;
 
-    #[derive(Deserialize)]
-    struct File {
-        menu: Option<MenuSection>,
-        agents: Option<BTreeMap<String, AgentSection>>,
-    }
-
     fn parse(text: &str) -> (MenuSettings, Vec<(String, u32)>) {
-        let src = Source::new("pipeline.toml", text);
-        let f: File = toml::from_str(text).unwrap();
-        let mut d = Vec::new();
-        let s = resolve(&src, f.menu, f.agents, &mut d);
+        let (s, d) = super::parse("pipeline.toml", text);
         (s, d.iter().map(|d| (d.message.clone(), d.span.start.line)).collect())
     }
 
@@ -418,7 +446,25 @@ mod tests {
         assert!(d.is_empty(), "{d:?}");
         assert_eq!(s.size, 5);
         assert!(s.gate_triggerless);
-        assert_eq!(s.embedder.as_ref().map(|e| e.timeout_ms), Some(DEFAULT_TIMEOUT_MS));
+        assert!(
+            matches!(&s.embedder, Some(DenseEmbedder::External(e)) if e.timeout_ms == DEFAULT_TIMEOUT_MS),
+            "{:?}",
+            s.embedder
+        );
+        let (s, d) = parse("[menu]\nembedder = { local = \"models/m\" }\n");
+        assert!(d.is_empty(), "{d:?}");
+        assert_eq!(s.embedder, Some(DenseEmbedder::Local("models/m".into())));
+        for bad in [
+            "{ local = \"m\", url = \"http://x\" }",
+            "{ model = \"m\" }",
+            "{ url = \"ftp://x\", model = \"m\" }",
+            "{ url = \"http://x\" }",
+            "{ local = \"\" }",
+        ] {
+            let (s, d) = parse(&format!("[menu]\nembedder = {bad}\n"));
+            assert_eq!((s.embedder, d.len()), (None, 1), "{bad}");
+            assert_eq!(d[0].1, 2, "{bad}");
+        }
         assert_eq!(s.agents["ops"].menu_size, 2);
     }
 

@@ -81,6 +81,7 @@ fn the_example_builds_cleanly_and_verifies() {
             "catalog.toml.sig",
             "executors",
             "menu.idx",
+            "menu.idx.sig",
             "report.json",
             "routing.toml",
             "skillc.pub",

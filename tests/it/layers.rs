@@ -113,6 +113,26 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
     ("emit::write", Io, &["emit", "model", "util"]),
     ("build::exec", Io, &["admit", "model", "util"]),
     ("build::store", Io, &["build", "emit", "emit::write", "model", "util"]),
+    // The dense embedders: the local sentence-embedding model (feature `local-model`) reads a
+    // model folder, the OpenAI-compatible client calls an endpoint.
+    ("embed::local", Io, &["embed", "util"]),
+    ("embed::openai", Io, &["embed"]),
+    // The build's menu files: the index, and dense vectors through the embedders' cache.
+    (
+        "build::dense",
+        Io,
+        &[
+            "build",
+            "db",
+            "embed",
+            "embed::local",
+            "embed::openai",
+            "emit",
+            "emit::write",
+            "menu",
+            "util",
+        ],
+    ),
     // The append-only event log (`.skillc/events.jsonl`, RUNTIME.md §3).
     ("events", Io, &["emit::write", "model", "util"]),
     (
@@ -121,6 +141,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
         &[
             "admit",
             "build",
+            "build::dense",
             "build::exec",
             "build::store",
             "db",
@@ -130,6 +151,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "emit::write",
             "events",
             "generate",
+            "menu",
             "messages",
             "model",
             "rules",
@@ -157,14 +179,28 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
         ],
     ),
     ("watch", Io, &["model"]),
-    // The local sentence-embedding model (feature `local-model`): reads a model folder.
-    ("embed::local", Io, &["embed", "util"]),
-    // Reading a verified out/ (list, info, search, serve) and the menu over it.
+    // Reading a verified out/ (list, info, search, serve) and the menu over it: the files as
+    // `emit::write` lists them, each retained SKILL.md's frontmatter as `skill` reads it, and
+    // the embedder that embeds turns.
     (
         "catalog",
         Io,
         &[
-            "diag", "emit", "export", "generate", "menu", "messages", "model", "sign", "util", "verify",
+            "diag",
+            "embed",
+            "embed::local",
+            "embed::openai",
+            "emit",
+            "emit::write",
+            "export",
+            "generate",
+            "menu",
+            "messages",
+            "model",
+            "sign",
+            "skill",
+            "util",
+            "verify",
         ],
     ),
     // The curator: its selection is pure, the rest moves folders and calls a model.
@@ -213,6 +249,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
         &[
             "admit",
             "build",
+            "build::dense",
             "build::session",
             "catalog",
             "config",
@@ -220,6 +257,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "db",
             "db::load",
             "diag",
+            "embed",
             "emit",
             "emit::write",
             "events",

@@ -20,9 +20,9 @@ mod fix;
 mod import;
 mod incremental;
 mod layers;
-mod menu;
 #[cfg(feature = "local-model")]
 mod local_model;
+mod menu;
 mod migrate;
 mod plan;
 mod scan;

@@ -269,7 +269,20 @@ fn playbook_prints_the_body_and_checks_the_menu() {
     assert!(r.stderr.contains("disabled"), "{}", r.stderr);
 }
 
-fn flip_last_byte(p: &PathBuf) {
+/// Flips a byte in the middle of a file (its signature line, for a `.sig`).
+fn flip_byte(p: &Path) {
+    let mut b = std::fs::read(p).expect("read");
+    let at = if p.extension().is_some_and(|e| e == "sig") {
+        // In the base64 of the file signature (line 2), keeping it valid base64.
+        b.iter().position(|&c| c == b'\n').map_or(0, |i| i + 20)
+    } else {
+        b.len() / 2
+    };
+    b[at] = if b[at] == b'A' { b'B' } else { b'A' };
+    std::fs::write(p, b).expect("write");
+}
+
+fn flip_last_byte(p: &Path) {
     let mut b = std::fs::read(p).expect("read");
     if let Some(x) = b.last_mut() {
         *x ^= 1;
@@ -277,30 +290,92 @@ fn flip_last_byte(p: &PathBuf) {
     std::fs::write(p, b).expect("write");
 }
 
-#[test]
-fn a_catalog_that_does_not_verify_is_refused() {
+/// A fresh copy of the fixture catalog, tampered with by `tamper`: what `menu` and `playbook`
+/// say of it (exit code, standard error), and whether `verify` refuses it too.
+fn tampered(tamper: impl Fn(&Path)) -> (Run, Run, Run) {
     let dir = project("");
-    let out = dir.path().join("out");
-    flip_last_byte(&out.join("skills/pdf-forms/SKILL.md"));
-    let r = run(dir.path(), &["playbook", "pdf-forms"]);
-    assert_eq!(r.code, Some(2), "{}", r.stdout);
+    tamper(&dir.path().join("out"));
+    let menu = run(dir.path(), &["menu", "--turn", "fill a pdf form"]);
+    let playbook = run(dir.path(), &["playbook", "pdf-forms"]);
+    let verify = skillc_env(dir.path(), &["verify", "out", "--state", "verify-state.json"], &[]);
+    (menu, playbook, verify)
+}
+
+#[test]
+fn a_tampered_menu_index_or_signature_is_refused() {
+    for (file, needle) in [
+        ("menu.idx", "bad signature: menu.idx"),
+        ("menu.idx.sig", "bad signature: menu.idx"),
+        ("catalog.toml.sig", "bad signature: catalog.toml"),
+    ] {
+        let (menu, playbook, verify) = tampered(|out| flip_byte(&out.join(file)));
+        for r in [&menu, &playbook] {
+            assert_eq!(r.code, Some(2), "{file}: {}{}", r.stdout, r.stderr);
+            assert!(r.stderr.contains(needle), "{file}: {}", r.stderr);
+            assert!(r.stdout.is_empty(), "{file}: {}", r.stdout);
+        }
+        assert_eq!(verify.code, Some(1), "{file}: verify accepts it");
+        let (menu, _, _) = tampered(|out| std::fs::remove_file(out.join(file)).expect("rm"));
+        assert_eq!(menu.code, Some(2), "{file} removed: {}", menu.stderr);
+    }
+}
+
+#[test]
+fn a_tampered_playbook_is_refused_and_the_full_check_sees_the_whole_tree() {
+    let (menu, playbook, verify) = tampered(|out| flip_last_byte(&out.join("skills/pdf-forms/SKILL.md")));
+    // The menu never reads SKILL.md; the playbook checks it against the signed index.
+    assert_eq!(menu.code, Some(0), "{}", menu.stderr);
+    assert_eq!(playbook.code, Some(2), "{}", playbook.stdout);
+    assert!(playbook.stdout.is_empty());
     assert!(
-        r.stderr.contains("hash mismatch: skills/pdf-forms/SKILL.md"),
+        playbook.stderr.contains("hash mismatch: skills/pdf-forms/SKILL.md"),
         "{}",
-        r.stderr
+        playbook.stderr
     );
-    // `verify` refuses it too; the full check of `menu --full-verify` finds it.
-    let r = run(dir.path(), &["menu", "--turn", "pdf", "--full-verify"]);
+    assert_eq!(verify.code, Some(1));
+    // A file the menu does not read (the report): only `--full-verify` (and `verify`) see it.
+    let dir = project("");
+    flip_last_byte(&dir.path().join("out/report.json"));
+    assert_eq!(run(dir.path(), &["menu", "--turn", "pdf"]).code, Some(0));
+    let full = run(dir.path(), &["menu", "--turn", "pdf", "--full-verify"]);
+    assert_eq!(full.code, Some(2));
+    assert!(full.stderr.contains("hash mismatch: report.json"), "{}", full.stderr);
+    let full = run(dir.path(), &["playbook", "pdf-forms", "--full-verify"]);
+    assert_eq!(full.code, Some(2));
+}
+
+#[test]
+fn an_expired_or_rolled_back_catalog_is_refused() {
+    let dir = project("");
+    // The state `skillc verify` records: a newer version accepted for this key.
+    let v = skillc_env(dir.path(), &["verify", "out", "--state", "state.json"], &[]);
+    assert_eq!(v.code, Some(0), "{}", v.stderr);
+    let state = std::fs::read_to_string(dir.path().join("state.json")).expect("state");
+    let mut m: std::collections::BTreeMap<String, i64> = serde_json::from_str(&state).expect("json");
+    for v in m.values_mut() {
+        *v += 1;
+    }
+    std::fs::write(dir.path().join("state.json"), serde_json::to_string(&m).expect("json")).expect("write");
+    let with_state = ["menu", "--turn", "pdf", "--state", "state.json"];
+    let r = skillc_env(dir.path(), &with_state, &[]);
     assert_eq!(r.code, Some(2));
-    flip_last_byte(&out.join("menu.idx"));
-    let r = run(dir.path(), &["menu", "--turn", "pdf"]);
+    assert!(r.stderr.contains("rollback"), "{}", r.stderr);
+    std::fs::write(dir.path().join("state.json"), "{").expect("write");
+    let r = skillc_env(dir.path(), &with_state, &[]);
     assert_eq!(r.code, Some(2));
-    assert!(r.stderr.contains("hash mismatch: menu.idx"), "{}", r.stderr);
-    std::fs::remove_file(out.join("catalog.toml.sig")).expect("rm");
-    let r = run(dir.path(), &["menu", "--turn", "pdf"]);
-    assert_eq!(r.code, Some(2));
-    let v = skillc_env(dir.path(), &["verify", "out", "--state", "verify-state.json"], &[]);
-    assert_eq!(v.code, Some(1));
+    assert!(r.stderr.contains("damaged"), "{}", r.stderr);
+    // Built in 2001: long expired.
+    let old = skillc_env(
+        dir.path(),
+        &["build", "--key", "test.key"],
+        &[("SOURCE_DATE_EPOCH", "1000000000")],
+    );
+    assert_eq!(old.code, Some(0), "{}", old.stderr);
+    for args in [&["menu", "--turn", "pdf"][..], &["playbook", "pdf-forms"]] {
+        let r = run(dir.path(), args);
+        assert_eq!(r.code, Some(2), "{args:?}");
+        assert!(r.stderr.contains("expired"), "{args:?}: {}", r.stderr);
+    }
 }
 
 #[test]

@@ -1,8 +1,8 @@
-//! Dense embedders and their fusion with the built-in one (RUNTIME.md §1, "Embedders and the
-//! threshold").
+//! Dense vectors in the menu and their fusion with the built-in embedder (RUNTIME.md §1,
+//! "Embedders and the threshold").
 //!
-//! An [`Embedder`] turns texts into L2-normalised vectors: the external OpenAI-compatible
-//! endpoint (`crate::catalog::openai`), or a local model (behind a cargo feature, to come).
+//! A dense [`crate::embed::Embedder`] turns texts into L2-normalised vectors: the external
+//! OpenAI-compatible endpoint (`embed::openai`) or the local model (`embed::local`).
 //! The build embeds each skill's [`super::doc::IndexDoc::dense_text`] once per content hash
 //! and writes the vectors beside the index (`out/menu.vec`, [`render_vectors`]); a turn is
 //! embedded when it is asked. Scores are fused by a fixed weight ([`DENSE_WEIGHT`]):
@@ -14,47 +14,8 @@ use std::fmt;
 /// The fusion weight β of the dense score (part of the fused embedder's recipe).
 pub const DENSE_WEIGHT: f32 = 0.5;
 
-/// The vectors file's name in `out/`.
-pub const VECTORS_FILE: &str = "menu.vec";
 /// First bytes of the vectors file.
 pub const VECTORS_MAGIC: &[u8; 12] = b"skillc-vecs\n";
-
-/// Why an embedder gave no vectors.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum EmbedError {
-    /// The embedder could not be reached or did not answer in time.
-    #[error("{url}: {message}")]
-    Unavailable {
-        /// What was called (a URL, a model path).
-        url: String,
-        /// Why.
-        message: String,
-    },
-    /// It answered, but not with vectors for every text.
-    #[error("{url}: {message}")]
-    BadAnswer {
-        /// What was called.
-        url: String,
-        /// What was wrong.
-        message: String,
-    },
-}
-
-/// A dense embedder.
-///
-/// Contract: `embed_batch` returns one L2-normalised vector per text, in order, all of the
-/// same length, deterministically for equal inputs; `id()` names the model *and* its recipe
-/// (pooling, prefixes, truncation), versioned: any change that changes a vector changes the
-/// id, since thresholds and caches are keyed by it.
-pub trait Embedder: Send + Sync {
-    /// `openai:<model>`, `minilm-l6-v2/1`, …
-    fn id(&self) -> String;
-    /// Embeds texts (skill documents at build time, one turn at query time).
-    ///
-    /// # Errors
-    /// [`EmbedError`] when the embedder is unreachable or answers badly.
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
-}
 
 /// The dense part of the menu index header.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -64,46 +25,15 @@ pub struct DenseHeader {
     pub embedder: String,
     /// Vector length.
     pub dims: usize,
-    /// The vectors file ([`VECTORS_FILE`]).
+    /// The vectors file in `out/` (`menu.vec`).
     pub file: String,
+    /// Hex SHA-256 of that file: the index's signature covers the vectors through it.
+    pub sha256: String,
 }
 
 /// The id of the fusion of the built-in embedder with a dense one.
 pub fn fused_id(dense: &str) -> String {
     format!("{}+{dense}", super::lexical::EMBEDDER)
-}
-
-/// Scales a vector to unit length (a zero vector stays zero).
-pub fn normalize(v: &mut [f32]) {
-    let n: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if n > 0.0 {
-        v.iter_mut().for_each(|x| *x /= n);
-    }
-}
-
-/// Checks an embedder's answer for `n` texts: one vector each, one length, finite.
-///
-/// # Errors
-/// [`EmbedError::BadAnswer`] naming `url`.
-pub fn check_answer(url: &str, n: usize, vectors: &[Vec<f32>]) -> Result<usize, EmbedError> {
-    let bad = |message: String| EmbedError::BadAnswer {
-        url: url.to_owned(),
-        message,
-    };
-    if vectors.len() != n {
-        return Err(bad(format!("{} vectors for {n} texts", vectors.len())));
-    }
-    let dims = vectors.first().map_or(0, Vec::len);
-    if n > 0 && dims == 0 {
-        return Err(bad("empty vectors".into()));
-    }
-    if vectors
-        .iter()
-        .any(|v| v.len() != dims || v.iter().any(|x| !x.is_finite()))
-    {
-        return Err(bad("vectors of different lengths or with non-finite values".into()));
-    }
-    Ok(dims)
 }
 
 /// Renders `out/menu.vec`: `magic, u32 format (1), u32 dims, u32 n`, then per skill of the
@@ -196,20 +126,12 @@ mod tests {
     #[test]
     fn vectors_round_trip_with_small_error() {
         let mut a = vec![0.3, -0.4, 0.5, 0.1];
-        normalize(&mut a);
+        crate::embed::normalize(&mut a);
         let file = render_vectors(4, &[Some(&a), None]);
         let v = Vectors::parse(file, 2, 4).unwrap();
         assert!((v.cosine(0, &a) - 1.0).abs() < 0.02);
         assert_eq!(v.cosine(1, &a), 0.0);
         assert_eq!(v.cosine(5, &a), 0.0);
         assert!(Vectors::parse(render_vectors(4, &[Some(&a)]), 2, 4).is_err());
-    }
-
-    #[test]
-    fn answers_are_checked() {
-        assert_eq!(check_answer("u", 2, &[vec![1.0], vec![0.5]]), Ok(1));
-        assert!(check_answer("u", 2, &[vec![1.0]]).is_err());
-        assert!(check_answer("u", 2, &[vec![1.0], vec![0.5, 1.0]]).is_err());
-        assert!(check_answer("u", 1, &[vec![f32::NAN]]).is_err());
     }
 }

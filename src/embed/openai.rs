@@ -5,8 +5,7 @@
 
 use std::time::Duration;
 
-use crate::menu::embed::{self, EmbedError, Embedder};
-use crate::menu::settings::ExternalEmbedder;
+use super::{EmbedError, Embedder};
 
 /// Texts per request at build time.
 pub const BATCH: usize = 64;
@@ -16,14 +15,17 @@ const MAX_ANSWER: u64 = 256 * 1024 * 1024;
 /// An OpenAI-compatible embeddings endpoint.
 #[derive(Clone, Debug)]
 pub struct OpenAi {
-    config: ExternalEmbedder,
+    url: String,
+    model: String,
+    timeout_ms: u64,
     agent: ureq::Agent,
 }
 
 impl OpenAi {
-    /// A client for the configured endpoint (no request is made yet).
-    pub fn new(config: &ExternalEmbedder) -> OpenAi {
-        let timeout = Duration::from_millis(config.timeout_ms);
+    /// A client for `url` (the endpoint, `…/v1/embeddings`) and `model` (sent with each
+    /// request), each request bounded by `timeout_ms`; no request is made yet.
+    pub fn new(url: &str, model: &str, timeout_ms: u64) -> OpenAi {
+        let timeout = Duration::from_millis(timeout_ms);
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(timeout))
             .timeout_connect(Some(timeout.min(Duration::from_secs(5))))
@@ -32,14 +34,16 @@ impl OpenAi {
             .build()
             .into();
         OpenAi {
-            config: config.clone(),
+            url: url.to_owned(),
+            model: model.to_owned(),
+            timeout_ms,
             agent,
         }
     }
 
     /// The id an endpoint's model is known by: `openai:<model>`.
-    pub fn id_of(config: &ExternalEmbedder) -> String {
-        format!("openai:{}", config.model)
+    pub fn id_of(model: &str) -> String {
+        format!("openai:{model}")
     }
 }
 
@@ -57,11 +61,11 @@ struct Datum {
 
 impl Embedder for OpenAi {
     fn id(&self) -> String {
-        OpenAi::id_of(&self.config)
+        OpenAi::id_of(&self.model)
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let url = &self.config.url;
+        let url = &self.url;
         let down = |message: String| EmbedError::Unavailable {
             url: url.clone(),
             message,
@@ -70,14 +74,14 @@ impl Embedder for OpenAi {
             url: url.clone(),
             message,
         };
-        let body = serde_json::json!({"model": self.config.model, "input": texts}).to_string();
+        let body = serde_json::json!({"model": self.model, "input": texts}).to_string();
         let mut resp = self
             .agent
             .post(url)
             .header("Content-Type", "application/json")
             .send(body)
             .map_err(|e| match e {
-                ureq::Error::Timeout(_) => down(format!("no answer within {} ms", self.config.timeout_ms)),
+                ureq::Error::Timeout(_) => down(format!("no answer within {} ms", self.timeout_ms)),
                 other => down(other.to_string()),
             })?;
         let status = resp.status().as_u16();
@@ -99,8 +103,8 @@ impl Embedder for OpenAi {
             data.sort_by_key(|d| d.index);
         }
         let mut vectors: Vec<Vec<f32>> = data.into_iter().map(|d| d.embedding).collect();
-        embed::check_answer(url, texts.len(), &vectors)?;
-        vectors.iter_mut().for_each(|v| embed::normalize(v));
+        super::check_answer(url, texts.len(), &vectors)?;
+        vectors.iter_mut().for_each(|v| super::normalize(v));
         Ok(vectors)
     }
 }
