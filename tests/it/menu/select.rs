@@ -2,7 +2,7 @@
 //! (`tests/fixtures/menu/`): every selection rule of RUNTIME.md §1, the output formats, the
 //! refusal of a catalog that does not verify, agents and thresholds in `pipeline.toml`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 
 use crate::common::{Run, copy_dir, insta_settings, manifest_dir, skillc_env, write_test_key};
