@@ -124,7 +124,8 @@ pub struct PlaybookArgs {
     /// With `--menu-turn`: the menu size.
     #[arg(long, value_name = "N")]
     pub size: Option<usize>,
-    /// The runtime's session id, recorded with the `skill.loaded` event.
+    /// The runtime's session id, recorded with the `skill.loaded` event when `[curator]
+    /// record_loads = true` (default `cli`).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
     /// Opening the catalog.
@@ -197,9 +198,30 @@ pub(crate) fn run(args: &MenuArgs, out: &mut Printer) -> anyhow::Result<Status> 
     Ok(Status::Success)
 }
 
-/// Called when a playbook has been returned: where the curator's `skill.loaded` event
-/// (RUNTIME.md §3) is recorded once the project's event log exists. Nothing yet.
-pub(crate) fn on_loaded(_out_dir: &Path, _slug: &str, _session: Option<&str>) {}
+/// The session recorded with `skill.loaded` when `--session` is not given.
+const CLI_SESSION: &str = "cli";
+
+/// Called when a playbook has been returned: records the curator's `skill.loaded` event
+/// (RUNTIME.md §3) in the project's log when `[curator] record_loads = true`. A failure to
+/// record is a warning: the playbook has been given.
+fn on_loaded(slug: &str, session: Option<&str>, out: &mut Printer) {
+    let recorded = std::env::current_dir()
+        .map_err(anyhow::Error::from)
+        .and_then(|cwd| super::project::load(&cwd, out))
+        .and_then(|p| {
+            let now = super::curate::now()?;
+            let project = super::curate::curate_project(&p);
+            Ok(crate::curate::record_load(
+                &project,
+                slug,
+                session.unwrap_or(CLI_SESSION),
+                now,
+            )?)
+        });
+    if let Err(e) = recorded {
+        out.note(&format!("warning: the load of `{slug}` was not recorded: {e:#}"));
+    }
+}
 
 pub(crate) fn playbook(args: &PlaybookArgs, out: &mut Printer) -> anyhow::Result<Status> {
     let cat = open(&args.out, &args.catalog)?;
@@ -232,7 +254,7 @@ pub(crate) fn playbook(args: &PlaybookArgs, out: &mut Printer) -> anyhow::Result
     };
     out.write(&body)?;
     out.flush()?;
-    on_loaded(&args.out, &args.slug, args.session.as_deref());
+    on_loaded(&args.slug, args.session.as_deref(), out);
     Ok(Status::Success)
 }
 

@@ -386,8 +386,6 @@ impl<'a> Session<'a> {
 
 /// Records `skill.loaded` for a playbook read, when `[curator] record_loads` is on; returns
 /// whether it was recorded. For `skillc playbook` and serve's playbook route.
-// Its callers, `skillc playbook` (issue 19) and serve (issue 13), are on other branches.
-#[allow(dead_code)]
 ///
 /// # Errors
 /// [`EventError`] when the skill name or session is not an identifier, or the log cannot be

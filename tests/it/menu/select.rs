@@ -403,3 +403,43 @@ fn agents_of_31_skills_and_foreign_thresholds_are_refused() {
     assert_eq!(r.code, Some(2));
     assert!(r.stderr.contains("skillc menu calibrate"), "{}", r.stderr);
 }
+
+/// The `skill.loaded` events of a project's log: `(skill, session)`.
+fn loads(dir: &Path) -> Vec<(String, String)> {
+    let log = std::fs::read_to_string(dir.join(".skillc/events.jsonl")).unwrap_or_default();
+    log.lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("a JSON line"))
+        .filter(|e| e["event"] == "skill.loaded")
+        .map(|e| {
+            let s = |k: &str| e[k].as_str().unwrap_or_default().to_owned();
+            (s("skill"), s("session"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_playbook_read_is_recorded_for_the_curator_when_the_project_asks() {
+    let off = project("");
+    let r = run(off.path(), &["playbook", "pdf-forms", "--session", "s-1"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(loads(off.path()), vec![]);
+
+    let on = project("\n[curator]\nrecord_loads = true\n");
+    let r = run(on.path(), &["playbook", "pdf-forms", "--session", "s-1"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let r = run(on.path(), &["playbook", "deploy-tool"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    // A refused load (not in the turn's menu) is not a load.
+    let r = run(
+        on.path(),
+        &["playbook", "pdf-forms", "--menu-turn", "we are redeploying now"],
+    );
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(
+        loads(on.path()),
+        vec![
+            ("pdf-forms".to_owned(), "s-1".to_owned()),
+            ("deploy-tool".to_owned(), "cli".to_owned())
+        ]
+    );
+}
