@@ -53,7 +53,11 @@ fn start(
             .config_file
             .iter()
             .cloned()
-            .chain([o.root.join(crate::import::lock::FILE_NAME)])
+            .chain([
+                o.root.join(crate::import::lock::FILE_NAME),
+                // The thresholds `skillc menu calibrate` records go into the menu index.
+                o.root.join(crate::menu::settings::CALIBRATION_FILE),
+            ])
             .collect(),
         vocabulary: prepared.vocab_file.clone(),
         ignore: vec![o.out_dir.clone(), o.state_dir.clone()],
