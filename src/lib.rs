@@ -29,6 +29,7 @@ mod model;
 mod route;
 mod rules;
 mod scan;
+mod serve;
 mod sign;
 mod skill;
 mod suppress;

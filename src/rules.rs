@@ -150,6 +150,7 @@ rules! {
     IM007 "import-missing-scripts" Warning "A lone SKILL.md runs scripts that were not imported with it.";
     IM008 "import-tier-reset" Note "An imported skill's GAIA security tier claim was reset to experimental.";
     IM009 "import-lock-drift" Error "`import --locked`: a source's content no longer matches skillc.lock.";
+    IM010 "update-local-edits" Error "`skillc update` refuses to replace a skill edited since it was imported (without --force).";
     // The scan rules: severities info…critical.
     SC001 "bidi-control" High "Bidirectional control characters that reorder how text is displayed (Trojan Source).";
     SC002 "invisible-characters" Low "Zero-width and other invisible characters; runs of them can carry a hidden payload.";
@@ -163,10 +164,19 @@ rules! {
     SC015 "credential-exfiltration" High "A credential store (~/.ssh, ~/.aws, .env, a keychain) is read near a network send.";
     SC016 "environment-dump" High "The whole environment (`env`, `printenv`, `os.environ`) is dumped and sent out.";
     SC017 "prompt-injection" High "Text that tells the model to ignore its instructions or to hide actions from the user.";
+    SC018 "credential-harvest-instruction" High "Text that tells the agent to read credentials or private files and include, send or upload them.";
     SC020 "symlink-escape" High "A symbolic link points outside the skill folder.";
     SC021 "binary-file" High "An executable, or binary content where text is expected.";
     SC022 "not-scanned" High "A file could not be scanned: over the size or count limits, or unreadable.";
     SC030 "allowed-tools" Info "`allowed-tools` is recorded for review; it never grants anything.";
+    SC040 "dynamic-code-execution" Critical "Code or a command is run from downloaded, decoded or computed text, or a dangerous API's name is built at run time.";
+    SC041 "secret-to-network" High "A credential or secret flows into a network send in the same script (data flow, not proximity).";
+    SC042 "gated-behaviour" High "A sensitive operation runs only past a fixed date or when a probe says it is not in a sandbox, VM, debugger or CI.";
+    SC043 "unsafe-deserialisation" High "A loader that can run code (pickle, marshal, yaml.load, node-serialize) is fed an encoded literal, a download or a file.";
+    SC044 "staged-payload" High "A script downloads a file, writes it, makes it executable and runs it, across lines.";
+    SC045 "command-shadowing" High "A shell alias or function shadows a common command and runs a payload first; shell start-up files are written.";
+    SC046 "disguised-file" High "A file's extension lies about its content: a data file that is code, a polyglot, a data file run by an interpreter.";
+    SC047 "reverse-shell" Critical "A shell whose input and output are a network connection, in Python, JavaScript or shell.";
 }
 
 /// Looks a rule up by code, case-insensitively (`sk001` finds `SK001`), or by name.

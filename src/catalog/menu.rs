@@ -26,21 +26,21 @@
 //! the report), which the menu never reads: the loader of executors runs `skillc verify`, and
 //! [`Depth::Full`] (`--full-verify`) runs all of it first.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use sha2::Digest as _;
 
+use super::read::{self, KeyError, ReadError, read_key, read_tree};
 use crate::embed::Embedder;
 use crate::embed::openai::OpenAi;
-use crate::emit::{self, write};
+use crate::emit;
 use crate::menu::settings::DenseEmbedder;
 use crate::menu::{DenseTurn, Menu, MenuError, Query, Selection, index};
 use crate::sign::PublicKey;
 use crate::util::sha256;
-use crate::verify::{self, Entry, Failure};
+use crate::verify::{self, Failure};
 
 /// How much of the catalog [`MenuCatalog::open`] verifies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,7 +73,13 @@ pub enum CatalogError {
     /// The folder is not a catalog.
     #[error("{0} is not a catalog (it has no catalog.toml); build one with `skillc build`")]
     NotACatalog(String),
-    /// Reading failed.
+    /// Reading the folder failed.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The public key cannot be used.
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    /// Reading a file failed.
     #[error("{path}: {message}")]
     Io {
         /// The file.
@@ -111,82 +117,6 @@ fn read_regular(path: &Path) -> Result<Vec<u8>, CatalogError> {
         });
     }
     std::fs::read(path).map_err(io(path))
-}
-
-/// The default rollback state: `$XDG_STATE_HOME/skillc/verify-state.json`, else
-/// `~/.local/state/skillc/verify-state.json` (what `skillc verify` writes).
-pub fn default_state() -> PathBuf {
-    let base = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
-        .unwrap_or_else(|| PathBuf::from("."));
-    base.join("skillc").join("verify-state.json")
-}
-
-/// Files larger than this are not read: nothing skillc writes comes close.
-const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
-
-/// Reads a whole `out/` folder for [`verify::verify`], without following links or reading
-/// anything that is not a regular file.
-///
-/// # Errors
-/// IO failures, with the path.
-pub fn read_tree(dir: &Path) -> Result<BTreeMap<String, Entry>, CatalogError> {
-    let mut files = BTreeMap::new();
-    let listed = write::list_files(dir).map_err(|e| CatalogError::Io {
-        path: dir.display().to_string(),
-        message: e.to_string(),
-    })?;
-    for listed in listed {
-        let meta = std::fs::symlink_metadata(&listed.full).map_err(io(&listed.full))?;
-        let entry = if !listed.utf8 {
-            Entry::Irregular("a file name that is not UTF-8".into())
-        } else if listed.symlink {
-            Entry::Irregular("a symbolic link".into())
-        } else if !meta.is_file() {
-            Entry::Irregular("not a regular file".into())
-        } else if meta.len() > MAX_FILE_BYTES {
-            Entry::Irregular(format!("{} bytes, larger than anything skillc writes", meta.len()))
-        } else {
-            Entry::Bytes(std::fs::read(&listed.full).map_err(io(&listed.full))?)
-        };
-        files.insert(listed.path, entry);
-    }
-    Ok(files)
-}
-
-/// Reads the public key file, refusing a secret key.
-///
-/// # Errors
-/// IO and format failures, with the path.
-pub fn read_key(path: &Path) -> Result<PublicKey, CatalogError> {
-    let text = std::fs::read_to_string(path).map_err(io(path))?;
-    if text.contains("secret key") {
-        return Err(CatalogError::Io {
-            path: path.display().to_string(),
-            message: "a secret key: pass the public key (`skillc.pub`), and keep the secret one private".into(),
-        });
-    }
-    PublicKey::from_file(&text).map_err(|e| CatalogError::Io {
-        path: path.display().to_string(),
-        message: e.to_string(),
-    })
-}
-
-/// The last accepted version for `key_id` in a rollback state file (absent: none).
-fn accepted(state: Option<&Path>, key_id: &str) -> Result<Option<i64>, CatalogError> {
-    let Some(path) = state else { return Ok(None) };
-    match std::fs::read(path) {
-        Err(_) => Ok(None),
-        Ok(b) => {
-            let m: BTreeMap<String, i64> = serde_json::from_slice(&b).map_err(|_| CatalogError::Io {
-                path: path.display().to_string(),
-                message: "damaged; refusing the catalog without rollback protection (repair or remove it)".into(),
-            })?;
-            Ok(m.get(key_id).copied())
-        }
-    }
 }
 
 /// The dense half of turns: the catalog's embedder, reached when a turn is first embedded
@@ -337,9 +267,12 @@ impl MenuCatalog {
             return Err(CatalogError::NotACatalog(dir.display().to_string()));
         }
         let key = read_key(&opts.key.clone().unwrap_or_else(|| dir.join(emit::PUBLIC_KEY)))?;
-        let accepted = accepted(opts.state.as_deref(), &key.key_id_hex())?;
+        let accepted = match &opts.state {
+            Some(state) => read::accepted(state, &key.key_id_hex())?,
+            None => None,
+        };
         if opts.depth == Depth::Full {
-            let files = read_tree(dir)?;
+            let (files, _) = read_tree(dir)?;
             let v = verify::verify(
                 &files,
                 &key,

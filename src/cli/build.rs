@@ -13,7 +13,7 @@ use crate::emit::{self, write};
 use crate::model::Level;
 
 /// What a build reads and where it writes: the flags `skillc build` and `skillc watch` share.
-#[derive(Debug, clap::Args)]
+#[derive(Clone, Debug, clap::Args)]
 pub struct ProjectArgs {
     /// Folders searched for skills (repeatable; default: `[pipeline] skills`, i.e. `skills`).
     #[arg(long = "skills", value_name = "DIR")]

@@ -92,44 +92,7 @@ pub(crate) fn run(args: &ImportArgs, out: &mut Printer) -> anyhow::Result<Status
             lock_path.display()
         );
     }
-    let wall = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let cache = fetch::default_cache_dir().map(|dir| fetch::Cache {
-        dir,
-        max_age_secs: u64::from(project.config.import_max_age_days) * 86_400,
-        refresh: args.refresh,
-        now: wall,
-    });
-    // A folder other than the project's skills root is recorded in skillc.lock, so that
-    // `--locked` installs there again.
-    let same = |a: &std::path::Path, b: &std::path::Path| {
-        std::fs::canonicalize(a)
-            .ok()
-            .is_some_and(|a| std::fs::canonicalize(b).is_ok_and(|b| a == b))
-    };
-    let into_recorded = (!same(&into, &default_into)).then(|| {
-        let abs = std::fs::canonicalize(&into).unwrap_or_else(|_| into.clone());
-        let root = std::fs::canonicalize(&project.root).unwrap_or_else(|_| project.root.clone());
-        match abs.strip_prefix(&root) {
-            Ok(rel) => rel.to_string_lossy().replace('\\', "/"),
-            Err(_) => abs.to_string_lossy().into_owned(),
-        }
-    });
-    let options = Options {
-        into: into.clone(),
-        into_recorded,
-        root: project.root.clone(),
-        limits: project.config.limits,
-        fail_on: project.config.fail_on,
-        cache,
-        agentskills_base: std::env::var("SKILLC_AGENTSKILLS_BASE")
-            .ok()
-            .filter(|b| !b.is_empty())
-            .unwrap_or_else(|| spec::AGENTSKILLS_DEFAULT_BASE.to_owned()),
-        imported_at: import_time()?,
-    };
+    let options = options_for(&project, into.clone(), args.refresh)?;
     let outcomes = if args.locked {
         import::import_locked(&options)?
     } else {
@@ -170,6 +133,57 @@ pub(crate) fn run(args: &ImportArgs, out: &mut Printer) -> anyhow::Result<Status
     }
     out.flush()?;
     Ok(if failed > 0 { Status::Failure } else { Status::Success })
+}
+
+/// The import settings of `project` writing into `into` (shared with `serve` and `update`).
+pub(crate) fn options_for(project: &project::Project, into: PathBuf, refresh: bool) -> anyhow::Result<Options> {
+    let default_into = project.root.join(
+        project
+            .config
+            .skills
+            .first()
+            .cloned()
+            .unwrap_or_else(|| PathBuf::from("skills")),
+    );
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let cache = fetch::default_cache_dir().map(|dir| fetch::Cache {
+        dir,
+        max_age_secs: u64::from(project.config.import_max_age_days) * 86_400,
+        refresh,
+        now: wall,
+    });
+    // A folder other than the project's skills root is recorded in skillc.lock, so that
+    // `--locked` installs there again.
+    let same = |a: &std::path::Path, b: &std::path::Path| {
+        std::fs::canonicalize(a)
+            .ok()
+            .is_some_and(|a| std::fs::canonicalize(b).is_ok_and(|b| a == b))
+    };
+    let into_recorded = (!same(&into, &default_into)).then(|| {
+        let abs = std::fs::canonicalize(&into).unwrap_or_else(|_| into.clone());
+        let root = std::fs::canonicalize(&project.root).unwrap_or_else(|_| project.root.clone());
+        match abs.strip_prefix(&root) {
+            Ok(rel) => rel.to_string_lossy().replace('\\', "/"),
+            Err(_) => abs.to_string_lossy().into_owned(),
+        }
+    });
+    let options = Options {
+        into: into.clone(),
+        into_recorded,
+        root: project.root.clone(),
+        limits: project.config.limits,
+        fail_on: project.config.fail_on,
+        cache,
+        agentskills_base: std::env::var("SKILLC_AGENTSKILLS_BASE")
+            .ok()
+            .filter(|b| !b.is_empty())
+            .unwrap_or_else(|| spec::AGENTSKILLS_DEFAULT_BASE.to_owned()),
+        imported_at: import_time()?,
+    };
+    Ok(options)
 }
 
 /// Records `skill.created {source: imported}` for every skill written (the curator never

@@ -136,7 +136,7 @@ pub struct PlaybookArgs {
 fn open(out: &Path, args: &CatalogArgs) -> anyhow::Result<MenuCatalog> {
     let opts = OpenOptions {
         key: args.key.clone(),
-        state: Some(args.state.clone().unwrap_or_else(catalog::default_state)),
+        state: Some(args.state.clone().unwrap_or_else(crate::catalog::read::default_state)),
         now: jiff::Timestamp::now().as_second(),
         depth: if args.full_verify { Depth::Full } else { Depth::Menu },
         model: args.model.clone(),

@@ -6,6 +6,7 @@
 
 mod baseline;
 mod build;
+mod catalog;
 mod check;
 mod curate;
 mod events;
@@ -14,6 +15,7 @@ mod fix;
 mod github;
 mod import;
 mod keys;
+mod manage;
 mod menu;
 mod migrate;
 mod output;
@@ -23,6 +25,7 @@ mod project;
 mod props;
 mod sarif;
 mod scan;
+mod serve;
 mod shell;
 mod verify;
 mod watch;
@@ -124,8 +127,24 @@ pub enum Command {
     /// Verify a built catalog: signatures, hashes, completeness, expiry, rollback.
     Verify(verify::VerifyArgs),
     /// Import skills from folders, git repositories, URLs, agentskills.io or zip archives into
-    /// the skills root; never overwrites, records each in `skillc.lock`.
+    /// the skills root; never overwrites, records each in `skillc.lock` (alias `install`).
+    #[command(visible_alias = "install")]
     Import(import::ImportArgs),
+    /// Serve the verified catalog over HTTP with a dashboard (`--watch` rebuilds and swaps it).
+    Serve(serve::ServeArgs),
+    /// List the skills of the verified catalog (status, tier, version, executors, findings).
+    List(catalog::ListArgs),
+    /// Show one skill of the verified catalog: frontmatter, executors, admission, findings,
+    /// provenance (`--body` adds the playbook).
+    Info(catalog::InfoArgs),
+    /// Search the verified catalog with the menu's ranking.
+    Search(catalog::SearchArgs),
+    /// Archive a skill of the project (moved to `<skills root>-archive/`, never deleted;
+    /// a pinned skill is refused).
+    Remove(manage::RemoveArgs),
+    /// Fetch locked sources again and update their skills (a skill edited since import is
+    /// refused unless --force, which archives the local copy first).
+    Update(manage::UpdateArgs),
     /// The curator: archive, consolidate and patch agent-written skills, never deleting,
     /// within a cost cap (`status`, `run`, `maybe`, `pin`, `unpin`, `archive`, `restore`,
     /// `list-archived`).
@@ -243,6 +262,12 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
         Command::Watch(w) => watch::run(&w, &mut out),
         Command::Verify(v) => verify::run(&v, &mut out),
         Command::Import(i) => import::run(&i, &mut out),
+        Command::Serve(s) => serve::run(&s, &mut out),
+        Command::List(l) => catalog::list(&l, &mut out),
+        Command::Info(i) => catalog::info(&i, &mut out),
+        Command::Search(s) => catalog::search(&s, &mut out),
+        Command::Remove(r) => manage::remove(&r, &mut out),
+        Command::Update(u) => manage::update(&u, &mut out),
         Command::Curate(c) => curate::run(&c, &mut out),
         Command::Events(e) => events::run(&e, &mut out),
         Command::Keygen(k) => keys::keygen(&k, &mut out),

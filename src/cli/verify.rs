@@ -1,15 +1,14 @@
 //! `skillc verify`: what a consuming runtime runs before it trusts a catalog.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context as _;
 use serde_json::json;
 
 use super::{Printer, ReportFormat, Status};
 use crate::emit::{self, write};
-use crate::sign::PublicKey;
-use crate::verify::{self, Entry, Options};
+use crate::verify::{self, Options};
 
 /// Arguments of `skillc verify`.
 #[derive(Debug, clap::Args)]
@@ -34,40 +33,6 @@ pub struct VerifyArgs {
     pub format: ReportFormat,
 }
 
-fn default_state() -> PathBuf {
-    let base = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
-        .unwrap_or_else(|| PathBuf::from("."));
-    base.join("skillc").join("verify-state.json")
-}
-
-/// Files larger than this are not read: nothing skillc writes comes close.
-const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
-
-/// Reads the folder without following links or reading anything that is not a regular file.
-fn read_tree(dir: &Path) -> anyhow::Result<BTreeMap<String, Entry>> {
-    let mut files = BTreeMap::new();
-    for listed in write::list_files(dir).with_context(|| format!("listing {}", dir.display()))? {
-        let meta =
-            std::fs::symlink_metadata(&listed.full).with_context(|| format!("reading {}", listed.full.display()))?;
-        let entry = if !listed.utf8 {
-            Entry::Irregular("a file name that is not UTF-8".into())
-        } else if listed.symlink {
-            Entry::Irregular("a symbolic link".into())
-        } else if !meta.is_file() {
-            Entry::Irregular("not a regular file".into())
-        } else if meta.len() > MAX_FILE_BYTES {
-            Entry::Irregular(format!("{} bytes, larger than anything skillc writes", meta.len()))
-        } else {
-            Entry::Bytes(std::fs::read(&listed.full).with_context(|| format!("reading {}", listed.full.display()))?)
-        };
-        files.insert(listed.path, entry);
-    }
-    Ok(files)
-}
-
 pub(crate) fn run(args: &VerifyArgs, out: &mut Printer) -> anyhow::Result<Status> {
     anyhow::ensure!(
         args.out.is_dir(),
@@ -79,17 +44,11 @@ pub(crate) fn run(args: &VerifyArgs, out: &mut Printer) -> anyhow::Result<Status
         "{} is not a catalog (it has no catalog.toml); build one with `skillc build`",
         args.out.display()
     );
-    let files = read_tree(&args.out)?;
+    // The same reading as the catalog commands and `serve`: no link followed, sizes capped.
+    let (files, _) = crate::catalog::read::read_tree(&args.out)?;
     let key_path = args.key.clone().unwrap_or_else(|| args.out.join(emit::PUBLIC_KEY));
-    let key_text =
-        std::fs::read_to_string(&key_path).with_context(|| format!("reading public key {}", key_path.display()))?;
-    anyhow::ensure!(
-        !key_text.contains("secret key"),
-        "{} is a secret key: pass the public key (`skillc.pub`) with --key, and keep the secret one private",
-        key_path.display()
-    );
-    let key = PublicKey::from_file(&key_text).with_context(|| format!("public key {}", key_path.display()))?;
-    let state_path = args.state.clone().unwrap_or_else(default_state);
+    let key = crate::catalog::read::read_key(&key_path)?;
+    let state_path = args.state.clone().unwrap_or_else(crate::catalog::read::default_state);
     // A damaged state must not silently switch rollback protection off.
     let mut state: BTreeMap<String, i64> = match std::fs::read(&state_path) {
         Err(_) => BTreeMap::new(),

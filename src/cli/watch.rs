@@ -83,6 +83,14 @@ fn start(
 }
 
 pub(crate) fn run(args: &WatchArgs, out: &mut Printer) -> anyhow::Result<Status> {
+    run_with(args, out, &mut |_| Ok(()))
+}
+
+/// Called after every build that wrote a catalog (`skillc serve --watch` swaps it in).
+pub(crate) type AfterBuild<'a> = dyn FnMut(&Outcome) -> anyhow::Result<()> + 'a;
+
+/// The watch loop, calling `after` after each successful build.
+pub(crate) fn run_with(args: &WatchArgs, out: &mut Printer, after: &mut AfterBuild<'_>) -> anyhow::Result<Status> {
     let reporter = Reporter::new(args.message_format, args.quiet);
     let (tx, rx) = mpsc::channel();
     // Ctrl-C and SIGTERM stop the loop between builds: `out/` is never half-written.
@@ -100,6 +108,7 @@ pub(crate) fn run(args: &WatchArgs, out: &mut Printer) -> anyhow::Result<Status>
         took,
         None,
     )?;
+    after(&first)?;
     reporter.json(json!({"reason": "watching", "out": running.prepared.options.out_dir.display().to_string()}));
     if args.message_format == MessageFormat::Human {
         let roots: Vec<String> = running
@@ -138,6 +147,7 @@ pub(crate) fn run(args: &WatchArgs, out: &mut Printer) -> anyhow::Result<Status>
                                 took,
                                 since,
                             )?;
+                            after(&o)?;
                             break r;
                         }
                         Err(e) => {
@@ -151,7 +161,7 @@ pub(crate) fn run(args: &WatchArgs, out: &mut Printer) -> anyhow::Result<Status>
                     }
                 };
             }
-            Message::Changed(c) => rebuild(args, &reporter, out, &mut running, c)?,
+            Message::Changed(c) => rebuild(args, &reporter, out, &mut running, c, after)?,
         }
     }
     running.session.flush_store()?;
@@ -206,6 +216,7 @@ fn rebuild(
     out: &mut Printer,
     running: &mut Running,
     c: Changes,
+    after: &mut AfterBuild<'_>,
 ) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut what: Vec<String> = Vec::new();
@@ -244,7 +255,10 @@ fn rebuild(
         return Ok(());
     }
     match session.build(jiff::Timestamp::now().as_second(), &mut |_| {}) {
-        Ok(o) => report(args, reporter, out, &o, &what, started.elapsed(), c.since),
+        Ok(o) => {
+            report(args, reporter, out, &o, &what, started.elapsed(), c.since)?;
+            after(&o)
+        }
         Err(e) => {
             let vocab_text = running.prepared.vocab_text.clone();
             let err = report_error(e, &vocab_text, out);

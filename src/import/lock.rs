@@ -35,6 +35,10 @@ pub struct Entry {
     /// it; absent for the project's skills root.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub into: Option<String>,
+    /// [`content_sha256`] of the skill's files as written into the skills root (after the
+    /// tier reset): what `skillc update` compares the folder with to tell a local edit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub installed_sha256: Option<String>,
 }
 
 /// The whole lock file: entries by skill name.
@@ -167,6 +171,7 @@ mod tests {
             sha256: "ff".into(),
             imported_at: "2026-11-30T00:00:00Z".into(),
             into: None,
+            installed_sha256: None,
         }
     }
 

@@ -18,8 +18,10 @@
 pub mod archive;
 pub mod edit;
 pub mod fetch;
+pub mod files;
 pub mod lock;
 pub mod spec;
+pub mod update;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -193,6 +195,7 @@ pub fn import(sources: &[String], options: &Options) -> Result<Vec<Outcome>, Imp
                 sha256: sha,
                 imported_at: options.imported_at.clone(),
                 into: options.into_recorded.clone(),
+                installed_sha256: installed_sha256(&options.into.join(name), options.limits),
             });
         }
         outcomes.push(outcome);
@@ -281,6 +284,14 @@ pub fn import_locked(options: &Options) -> Result<Vec<Outcome>, ImportError> {
             acquired.map(|a| install(o, a, &here))
         })
         .collect())
+}
+
+/// [`lock::content_sha256`] of a skill folder as it is now (`None` when it cannot be read).
+pub fn installed_sha256(dir: &Path, limits: Limits) -> Option<String> {
+    let (files, _) = read_dir(dir, limits).ok()?;
+    Some(lock::content_sha256(
+        files.iter().map(|(p, b)| (p.as_str(), b.as_slice())),
+    ))
 }
 
 /// The `name` a skill's SKILL.md (or `skill.md`) gives, when readable.

@@ -9,7 +9,9 @@
 //! - **C2 `prose`**: in a Markdown file, the line is prose (a paragraph, a list item, inline
 //!   code, a quote) or sits in a fence marked as not meant to be run (`text`, `output`,
 //!   `markdown`, `diff`, …), rather than in a runnable code block or a script. Not applied to
-//!   prompt injection, which lives in prose.
+//!   instructions to the reader, which live in prose: prompt injection (`SC017`), credential
+//!   harvesting (`SC018`), a protected archive with instructions to run it (`SC012`,
+//!   critical).
 //! - **C3 `descriptive`**: the line, the two prose lines before it, the prose just before
 //!   its code block, or its nearest heading says it is describing rather than instructing
 //!   ([`DESCRIPTIVE_WORDS`]: "example", "attack", "malicious", "detect", "never run", …).
@@ -64,12 +66,17 @@ pub(crate) fn finding(
         severity = severity.min(FindingSeverity::Low);
         why.push("vendor-host");
     }
-    if hit.rule != &rules::SC017 && l.kind != Kind::Code {
+    // Instructions to the reader live in prose: injection, harvesting, and a protected
+    // archive with instructions to run it.
+    let instruction = hit.rule == &rules::SC017
+        || hit.rule == &rules::SC018
+        || (hit.rule == &rules::SC012 && hit.severity == FindingSeverity::Critical);
+    if !instruction && l.kind != Kind::Code {
         severity = severity.lowered(1);
         why.push("prose");
     }
     // Prompt injection is prose; a quoted phrase is being talked about, not said.
-    if hit.rule == &rules::SC017 && (l.kind != Kind::Prose || quoted(raw, hit.at)) {
+    if (hit.rule == &rules::SC017 || hit.rule == &rules::SC018) && (l.kind != Kind::Prose || quoted(raw, hit.at)) {
         severity = severity.lowered(1);
         why.push("quoted");
     }

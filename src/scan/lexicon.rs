@@ -6,7 +6,7 @@
 
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 
 /// Trigger category: A download command (`curl`, `wget`, `iwr`, …).
 pub(crate) const FETCH: u16 = 1;
@@ -28,6 +28,11 @@ pub(crate) const CRED: u16 = 1 << 7;
 pub(crate) const SEND: u16 = 1 << 8;
 /// Trigger category: Prompt-injection wording (`ignore`, `the user`, …).
 pub(crate) const INJECT: u16 = 1 << 9;
+/// Trigger category: A shell and a socket (`/dev/tcp/`, `mkfifo`, `socat`, `fsockopen`, …).
+pub(crate) const SHELLNET: u16 = 1 << 10;
+/// Trigger category: A secret store or several secrets named in prose (`~/.ssh`, `.env`, `api
+/// keys`, `private key`, …).
+pub(crate) const HARVEST: u16 = 1 << 11;
 
 /// The trigger words and the categories they open. A line without any is skipped.
 pub(crate) const TRIGGER_WORDS: &[(&str, u16)] = &[
@@ -116,6 +121,64 @@ pub(crate) const TRIGGER_WORDS: &[(&str, u16)] = &[
     ("the user", INJECT),
     ("developer mode", INJECT),
     ("you are now", INJECT),
+    ("silently", INJECT),
+    ("without asking", INJECT),
+    ("for confirmation", INJECT),
+    ("for permission", INJECT),
+    ("without showing", INJECT),
+    ("show the output", INJECT),
+    ("display the output", INJECT),
+    ("hide the", INJECT),
+    ("suppress", INJECT),
+    ("show the command", INJECT),
+    ("show the user the", INJECT),
+    ("these instructions", INJECT),
+    ("jailbreak", INJECT),
+    ("no restrictions", INJECT),
+    ("have restrictions", INJECT),
+    ("unrestricted", INJECT),
+    ("bound by", INJECT),
+    ("from now on", INJECT),
+    ("god mode", INJECT),
+    ("sudo mode", INJECT),
+    ("as dan", INJECT),
+    ("are dan", INJECT),
+    ("bypass your", INJECT),
+    ("disable your", INJECT),
+    ("pretend you have", INJECT),
+    ("/dev/tcp/", SHELLNET),
+    ("/dev/udp/", SHELLNET),
+    ("mkfifo", SHELLNET),
+    ("socat", SHELLNET),
+    ("fsockopen", SHELLNET),
+    ("tcpclient", SHELLNET),
+    ("pty.spawn", SHELLNET),
+    ("-rsocket", SHELLNET),
+    ("use socket", SHELLNET),
+    (" -e /bin/", SHELLNET),
+    (".ssh", HARVEST),
+    (".aws", HARVEST),
+    (".env", HARVEST),
+    (".openclaw", HARVEST),
+    (".config/", HARVEST),
+    ("id_rsa", HARVEST),
+    ("id_ed25519", HARVEST),
+    ("keychain", HARVEST),
+    ("api keys", HARVEST),
+    ("tokens", HARVEST),
+    ("passwords", HARVEST),
+    ("secrets", HARVEST),
+    ("credentials", HARVEST),
+    ("private key", HARVEST),
+    ("ssh key", HARVEST),
+    ("seed phrase", HARVEST),
+    ("recovery phrase", HARVEST),
+    ("mnemonic", HARVEST),
+    ("cookies", HARVEST),
+    ("environment variable", HARVEST),
+    ("env vars", HARVEST),
+    ("the user's", HARVEST),
+    ("login data", HARVEST),
 ];
 
 /// Paste sites and anonymous file drops: code fetched from them has no accountable author.
@@ -341,9 +404,12 @@ pub(crate) const BENIGN_EVALS: &[&str] = &[
 ];
 
 static TRIGGERS: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| {
+    // A DFA: the default picks a slower NFA past about a hundred patterns, and this
+    // automaton reads every byte of every file.
     AhoCorasickBuilder::new()
         .ascii_case_insensitive(true)
         .match_kind(MatchKind::Standard)
+        .kind(Some(AhoCorasickKind::DFA))
         .build(TRIGGER_WORDS.iter().map(|(w, _)| w))
         .ok()
 });

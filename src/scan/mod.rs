@@ -16,6 +16,7 @@
 //! security skill. Structural findings (Unicode, symlinks, binaries, limits) ignore context.
 
 pub mod baseline;
+pub(crate) mod code;
 pub(crate) mod context;
 pub(crate) mod lexicon;
 pub(crate) mod lines;
@@ -167,7 +168,11 @@ const SECURITY_WORDS: &[&str] = &[
 /// entry.
 pub fn is_security_skill(name: &str, description: &str, intro: &str) -> bool {
     let text = format!("{name} {description} {intro}").to_ascii_lowercase();
-    SECURITY_WORDS.iter().any(|w| text.contains(w))
+    // At the start of a word: "shared team" is not "red team".
+    SECURITY_WORDS.iter().any(|w| {
+        text.match_indices(w)
+            .any(|(at, _)| at == 0 || !text.as_bytes()[at - 1].is_ascii_alphanumeric())
+    })
 }
 
 /// The first five non-empty lines (at most 600 bytes) after the frontmatter: the title and
@@ -221,11 +226,26 @@ pub fn scan_files(ctx: &SkillContext, files: &[FileView<'_>]) -> ScanReport {
             context: String::new(),
         });
     }
+    let mut runs: Vec<(String, rules::DataRun)> = Vec::new();
+    // The skill's data and media files (not Markdown): a line running one is `SC046`.
+    let data_files: Vec<String> = files
+        .iter()
+        .filter(|f| {
+            let ext = extension(f.rel_path);
+            ext != "md"
+                && (rules::sc046_disguised_file::DATA_EXTENSIONS.contains(&ext.as_str())
+                    || rules::sc046_disguised_file::MEDIA_EXTENSIONS.contains(&ext.as_str()))
+        })
+        .map(|f| f.rel_path.rsplit('/').next().unwrap_or(f.rel_path).to_owned())
+        .collect();
     for f in files {
         let file = at(f.rel_path);
         unicode::scan_name(f.rel_path, &file, &mut findings);
         match f.contents {
-            Contents::Bytes(bytes) => scan_bytes(ctx, f.rel_path, &file, bytes, &mut findings),
+            Contents::Bytes(bytes) => {
+                let r = scan_bytes(ctx, f.rel_path, &file, bytes, &data_files, &mut findings);
+                runs.extend(r.into_iter().map(|r| (file.clone(), r)));
+            }
             Contents::TooLarge { size } => findings.push(whole_file(
                 &crate::rules::SC022,
                 FindingSeverity::High,
@@ -268,6 +288,7 @@ pub fn scan_files(ctx: &SkillContext, files: &[FileView<'_>]) -> ScanReport {
             Contents::Unread { .. } => {}
         }
     }
+    data_files_run(ctx, files, &runs, &at, &mut findings);
     if !ctx.allowed_tools.is_empty() {
         let skill_md = files
             .iter()
@@ -296,6 +317,59 @@ pub fn scan_files(ctx: &SkillContext, files: &[FileView<'_>]) -> ScanReport {
     findings.sort_by(|a, b| (&a.file, a.line, a.column, a.rule.code).cmp(&(&b.file, b.line, b.column, b.rule.code)));
     findings.dedup();
     ScanReport { findings }
+}
+
+/// `SC046`: a data file of the skill that a line of another file runs with an interpreter
+/// (`python3 assets/config.json`).
+fn data_files_run(
+    ctx: &SkillContext,
+    files: &[FileView<'_>],
+    runs: &[(String, rules::DataRun)],
+    at: &dyn Fn(&str) -> String,
+    out: &mut Vec<Finding>,
+) {
+    for (from, run) in runs {
+        let wanted = run
+            .path
+            .trim_start_matches("./")
+            .trim_start_matches("{baseDir}/")
+            .trim_start_matches("${SKILL_DIR}/")
+            .trim_start_matches("$SKILL_DIR/");
+        let Some(target) = files
+            .iter()
+            .find(|f| !wanted.is_empty() && (f.rel_path == wanted || wanted.ends_with(&format!("/{}", f.rel_path))))
+        else {
+            continue;
+        };
+        let ext = extension(target.rel_path);
+        let shown = at(target.rel_path);
+        // Run, and its content is code: the extension was chosen to hide it.
+        let code = out.iter().any(|f| f.rule.code == "SC046" && f.file == shown);
+        let mut severity = if code {
+            FindingSeverity::Critical
+        } else {
+            FindingSeverity::High
+        };
+        if ctx.security_skill {
+            severity = severity.lowered(1);
+        }
+        out.push(Finding {
+            rule: &crate::rules::SC046,
+            severity,
+            file: shown,
+            line: 1,
+            column: 1,
+            reason: format!(
+                "a `.{ext}` file that {from}:{} runs as {}: its extension says it is data",
+                run.line, run.lang
+            ),
+            context: if ctx.security_skill {
+                "security-skill".into()
+            } else {
+                String::new()
+            },
+        });
+    }
 }
 
 fn whole_file(rule: &'static Rule, severity: FindingSeverity, file: &str, reason: String) -> Finding {
@@ -359,7 +433,15 @@ fn extension(rel: &str) -> String {
     }
 }
 
-fn scan_bytes(ctx: &SkillContext, rel: &str, file: &str, bytes: &[u8], out: &mut Vec<Finding>) {
+/// Scans one file's bytes; the data files its text runs with an interpreter (for `SC046`).
+fn scan_bytes(
+    ctx: &SkillContext,
+    rel: &str,
+    file: &str,
+    bytes: &[u8],
+    data_files: &[String],
+    out: &mut Vec<Finding>,
+) -> Vec<rules::DataRun> {
     let ext = extension(rel);
     if let Some(kind) = executable_kind(bytes) {
         out.push(whole_file(
@@ -368,10 +450,15 @@ fn scan_bytes(ctx: &SkillContext, rel: &str, file: &str, bytes: &[u8], out: &mut
             file,
             format!("{kind} executable in a skill: skills ship source, not binaries"),
         ));
-        return;
+        return Vec::new();
     }
     let head = &bytes[..bytes.len().min(8192)];
     let text = std::str::from_utf8(bytes).ok();
+    let mut disguised = None;
+    if let Some((severity, reason, lang)) = rules::sc046_disguised_file::check(&ext, bytes, text) {
+        out.push(whole_file(&crate::rules::SC046, severity, file, reason));
+        disguised = lang;
+    }
     if text.is_none() || head.contains(&0) {
         let archive = archive_kind(bytes);
         let (severity, reason) = match archive {
@@ -390,9 +477,9 @@ fn scan_bytes(ctx: &SkillContext, rel: &str, file: &str, bytes: &[u8], out: &mut
             _ => (FindingSeverity::Info, "binary file: not scanned".to_owned()),
         };
         out.push(whole_file(&crate::rules::SC021, severity, file, reason));
-        return;
+        return Vec::new();
     }
-    let Some(text) = text else { return };
+    let Some(text) = text else { return Vec::new() };
     // A security skill that shows a bidi override or an escape sequence is describing it
     // (context C4, one level lower); payloads stay at least high.
     let before = out.len();
@@ -403,7 +490,17 @@ fn scan_bytes(ctx: &SkillContext, rel: &str, file: &str, bytes: &[u8], out: &mut
             f.context = "security-skill".to_owned();
         }
     }
-    rules::scan_text(ctx, rel, &ext, text, file, out);
+    // Scripts are parsed and their data flow analysed; the text rules run on every file.
+    let code = match disguised {
+        Some(lang) => code::file_hits(lang, text),
+        None => code::code_hits(&ext, text),
+    };
+    let from = out.len();
+    let runs = rules::scan_text_with(ctx, rel, &ext, text, file, out, code.is_some(), data_files);
+    if let Some(hits) = code {
+        code::push_findings(ctx, text, file, hits, out, from);
+    }
+    runs
 }
 
 /// Executable formats, by magic number.

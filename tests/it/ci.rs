@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{Run, SKILLC, copy_dir, manifest_dir, sarif_schema_errors, skillc, skillc_env};
+use crate::common::{Run, SKILLC, copy_dir, manifest_dir, skillc, skillc_env};
 
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
@@ -32,7 +32,7 @@ fn path_with_skillc() -> OsString {
 
 fn sarif_ok(run: &Run, what: &str) -> serde_json::Value {
     let log = run.json();
-    let errors = sarif_schema_errors(&log);
+    let errors = crate::sarif::errors(&log);
     assert!(
         errors.is_empty(),
         "{what}: SARIF is not valid 2.1.0:\n{}",
@@ -519,7 +519,7 @@ fn readme_github_actions_job_runs_on_a_fixture_repository() {
     for sarif in ["skillc-check.sarif", "skillc-scan.sarif"] {
         let text = std::fs::read_to_string(repo.join(sarif)).unwrap_or_else(|e| panic!("{sarif}: {e}"));
         let log: serde_json::Value = serde_json::from_str(&text).expect("SARIF is JSON");
-        let errors = sarif_schema_errors(&log);
+        let errors = crate::sarif::errors(&log);
         assert!(errors.is_empty(), "{sarif}: {}", errors.join("\n"));
     }
     assert!(

@@ -4,6 +4,8 @@
 // Each test file uses a different subset of these helpers.
 #![allow(dead_code)]
 
+pub mod server;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -166,17 +168,4 @@ pub fn tree(dir: &Path) -> BTreeMap<String, (Vec<u8>, bool)> {
         }
     }
     m
-}
-
-/// The problems the SARIF 2.1.0 schema (`tests/data/sarif-schema-2.1.0.json`, OASIS, draft 4)
-/// finds in `log`, one line each (`/runs/0/results/3: "x" is not one of …`); empty when valid.
-pub fn sarif_schema_errors(log: &serde_json::Value) -> Vec<String> {
-    let path = manifest_dir().join("tests/data/sarif-schema-2.1.0.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let schema: serde_json::Value = serde_json::from_str(&text).expect("the schema is JSON");
-    let validator = jsonschema::draft4::new(&schema).expect("the SARIF schema compiles");
-    validator
-        .iter_errors(log)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect()
 }

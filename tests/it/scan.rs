@@ -180,6 +180,49 @@ fn sarif_is_a_valid_2_1_0_log() {
             .as_str()
             .is_some_and(|u| u.contains("photo%E2%80%AEgpj.sh"))
     }));
+    // Against the schema, with a result of every rule of issue 15 in it.
+    crate::sarif::assert_valid(&log);
+    let found: BTreeSet<&str> = results.iter().filter_map(|r| r["ruleId"].as_str()).collect();
+    for code in [
+        "SC018", "SC040", "SC041", "SC042", "SC043", "SC044", "SC045", "SC046", "SC047",
+    ] {
+        assert!(found.contains(code), "no {code} result in the SARIF log");
+    }
+}
+
+/// The issue-15 fixtures by name: a benign look-alike (`fp-…`) passes `fail_on = "high"`,
+/// every malicious one (`code-exec-…`, `exfil-…`, …) is rejected. The snapshots say the rest.
+#[test]
+fn benign_look_alikes_pass_and_attacks_fail() {
+    let dir = project();
+    const ATTACKS: &[&str] = &[
+        "code-exec-",
+        "exfil-",
+        "gated-",
+        "deser-",
+        "staged-",
+        "shadow-",
+        "disguised-",
+        "revshell-",
+        "prompt-",
+    ];
+    let mut seen = (0, 0);
+    for entry in std::fs::read_dir(manifest_dir().join("tests/fixtures/scan")).expect("fixtures") {
+        let case = entry.expect("entry").file_name().to_string_lossy().into_owned();
+        let attack = ATTACKS.iter().any(|p| case.starts_with(p));
+        if !attack && !case.starts_with("fp-") {
+            continue;
+        }
+        let run = scan(dir.path(), &[&format!("skills/{case}"), "--format", "json"]);
+        let failed = run.json()["skills"][0]["failed"].as_bool().expect("failed flag");
+        assert_eq!(failed, attack, "{case}: {}", run.stdout);
+        if attack {
+            seen.0 += 1;
+        } else {
+            seen.1 += 1;
+        }
+    }
+    assert!(seen.0 >= 29 && seen.1 >= 13, "fixtures missing: {seen:?}");
 }
 
 #[test]

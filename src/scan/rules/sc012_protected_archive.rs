@@ -1,8 +1,11 @@
 //! `SC012` protected-archive: a password-protected archive — unpacked with a password on the
 //! command line (high), or an archive named within two lines of a password (high), critical
-//! when there are instructions to run it nearby: the password keeps scanners out.
+//! when there are instructions to run it in the same section (six lines either side): the
+//! password keeps scanners out. With instructions to run it, it is an instruction to the
+//! reader, so prose does not lower it (the ClawHavoc "run the installer before using this
+//! skill" stays critical in a paragraph); a description of one still is lowered.
 //!
-//! Fixtures: `glot-zip-installer`.
+//! Fixtures: `glot-zip-installer`, `prompt-protected-archive`.
 
 use crate::model::FindingSeverity;
 use crate::rules;
@@ -48,7 +51,13 @@ pub(crate) fn window(w: &Window<'_>, i: usize, hits: &mut Vec<(usize, Hit)>) {
     if let Some(at) = archive_at
         && password
     {
-        let run = w.near(i, 3).any(|j| RUN_WORDS.iter().any(|r| w.low(j).contains(r)));
+        // The instruction to run it may be a few list items away ("1. Download … 2. Extract
+        // with password … 3. Run … before using this skill"): same section, six lines.
+        let heading = w.line(i).heading;
+        let run = w
+            .near(i, 6)
+            .filter(|&j| w.line(j).heading == heading)
+            .any(|j| RUN_WORDS.iter().any(|r| w.low(j).contains(r)));
         let (severity, reason) = if run {
             (
                 FindingSeverity::Critical,

@@ -1,0 +1,212 @@
+//! `skillc serve`: the verified catalog over HTTP with the dashboard (RUNTIME.md §2). This
+//! file resolves the project, the catalog folder and the token, starts the server (the
+//! `serve` module) on a tokio runtime, and with `--watch` runs the watch loop of `skillc
+//! watch`, swapping the served catalog after every build.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+
+use super::build::ProjectArgs;
+use super::progress::MessageFormat;
+use super::watch::WatchArgs;
+use super::{Printer, Status, project};
+use crate::catalog::{OpenError, OpenOptions};
+use crate::serve::{self, Config, Limits, State, auth};
+
+/// Arguments of `skillc serve`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Read routes need no token. Owner routes (import, install, delete) need \
+`Authorization: Bearer <token>`, the token in .skillc/serve.token (created, mode 0600, on first start), \
+and refuse requests from another origin.\n\
+Exit status: 0 stopped by Ctrl-C or SIGTERM, 1 the catalog does not verify, 2 the server could not start."
+)]
+pub struct ServeArgs {
+    /// The catalog folder (default: `[pipeline] out`, i.e. `out`).
+    #[arg(value_name = "OUT")]
+    pub catalog: Option<PathBuf>,
+    /// The address to listen on (loopback by default; port 0 picks a free port).
+    #[arg(long, default_value = "127.0.0.1:8484", value_name = "ADDR")]
+    pub addr: SocketAddr,
+    /// Rebuild on every change of the skills (as `skillc watch`) and swap the served catalog.
+    #[arg(long)]
+    pub watch: bool,
+    /// Public key to trust (default: the catalog's own `skillc.pub`).
+    #[arg(long, value_name = "FILE")]
+    pub public_key: Option<PathBuf>,
+    /// With `--watch`: milliseconds without events before a burst of changes is built.
+    #[arg(long, value_name = "MS", default_value_t = 30)]
+    pub debounce: u64,
+    #[command(flatten)]
+    pub project: ProjectArgs,
+}
+
+/// The project around the catalog, as the serve module needs it.
+pub(crate) fn serve_project(p: &project::Project) -> anyhow::Result<serve::project::Project> {
+    let skills_roots: Vec<PathBuf> = p.config.skills.iter().map(|r| p.root.join(r)).collect();
+    let into = skills_roots.first().cloned().unwrap_or_else(|| p.root.join("skills"));
+    Ok(serve::project::Project {
+        root: p.root.clone(),
+        state_dir: p.root.join(".skillc"),
+        skills_roots,
+        import: super::import::options_for(p, into, false)?,
+        curate: super::curate::curate_project(p),
+    })
+}
+
+/// Prints why a catalog was refused and gives the exit status.
+fn refused(e: &OpenError, out: &mut Printer) -> anyhow::Result<Status> {
+    if let OpenError::Refused { failures, .. } = e {
+        for f in failures {
+            out.note(&format!("error: {f}"));
+        }
+    }
+    out.note(&format!("error: {e}; nothing is served"));
+    Ok(match e {
+        OpenError::Refused { .. } => Status::Failure,
+        _ => Status::Error,
+    })
+}
+
+struct Server {
+    state: Arc<State>,
+    stop: tokio::sync::watch::Sender<bool>,
+    thread: std::thread::JoinHandle<std::io::Result<()>>,
+}
+
+fn start(config: Config, addr: SocketAddr, out: &mut Printer) -> anyhow::Result<Result<Server, Status>> {
+    let state = match State::open(config) {
+        Ok(s) => s,
+        Err(e) => return Ok(Err(refused(&e, out)?)),
+    };
+    let listener = std::net::TcpListener::bind(addr).with_context(|| format!("listening on {addr}"))?;
+    listener.set_nonblocking(true)?;
+    let bound = listener.local_addr()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("skillc-serve")
+        .build()
+        .context("starting the HTTP runtime")?;
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let served = state.clone();
+    let thread = std::thread::spawn(move || {
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener)?;
+            serve::run(listener, served, async move {
+                let _ = stopped.wait_for(|s| *s).await;
+            })
+            .await
+        })
+    });
+    let v = state.snapshot().catalog.verified().clone();
+    out.line(&format!(
+        "serving http://{bound} — catalog version {}, {} skills, {} executors, verified (key {})",
+        v.catalog_version, v.skills, v.executors, v.key_id
+    ))?;
+    out.flush()?;
+    Ok(Ok(Server { state, stop, thread }))
+}
+
+fn stop(server: Server, out: &mut Printer) -> anyhow::Result<Status> {
+    let _ = server.stop.send(true);
+    match server.thread.join() {
+        Ok(r) => r.context("serving")?,
+        Err(_) => anyhow::bail!("the server thread panicked"),
+    }
+    out.line("stopped")?;
+    out.flush()?;
+    Ok(Status::Success)
+}
+
+pub(crate) fn run(args: &ServeArgs, out: &mut Printer) -> anyhow::Result<Status> {
+    let cwd = std::env::current_dir()?;
+    let project = project::load(&cwd, out)?;
+    let catalog_dir = match (&args.catalog, &args.project.out) {
+        (Some(c), _) | (None, Some(c)) => cwd.join(c),
+        (None, None) => project.root.join(&project.config.out),
+    };
+    let state_dir = project.root.join(".skillc");
+    super::keys::ignore_state_dir(&state_dir)?;
+    let (token, created) = auth::load_or_create(&state_dir)?;
+    if created {
+        out.note(&format!(
+            "note: created the owner token {} (mode 0600); owner routes need `Authorization: Bearer <token>`",
+            auth::token_path(&state_dir).display()
+        ));
+    }
+    let config = Config {
+        out: catalog_dir.clone(),
+        open: OpenOptions {
+            key: args.public_key.as_ref().map(|k| cwd.join(k)),
+            now: 0,
+            accepted: None,
+            model: None,
+        },
+        token,
+        project: Some(serve_project(&project)?),
+        watch: args.watch,
+        limits: Limits::default(),
+    };
+    if !args.watch {
+        let server = match start(config, args.addr, out)? {
+            Ok(s) => s,
+            Err(status) => return Ok(status),
+        };
+        wait_for_signal()?;
+        return stop(server, out);
+    }
+    let mut project_args = args.project.clone();
+    project_args.out = Some(catalog_dir);
+    let watch_args = WatchArgs {
+        project: project_args,
+        message_format: MessageFormat::Human,
+        quiet: false,
+        debounce: args.debounce,
+    };
+    let mut server: Option<Server> = None;
+    let mut refusal: Option<Status> = None;
+    let mut config = Some(config);
+    let mut printer = Printer::stdout(out.color);
+    let status = super::watch::run_with(&watch_args, out, &mut |_| {
+        match (&server, config.take()) {
+            (None, Some(c)) => match start(c, args.addr, &mut printer)? {
+                Ok(s) => server = Some(s),
+                Err(status) => {
+                    refusal = Some(status);
+                    anyhow::bail!("the first catalog does not verify");
+                }
+            },
+            (Some(s), _) => match s.state.reload() {
+                Ok(v) => printer.line(&format!("serving catalog version {v}"))?,
+                Err(e) => printer.note(&format!(
+                    "error: {e}; still serving catalog version {}",
+                    s.state.snapshot().catalog.verified().catalog_version
+                )),
+            },
+            (None, None) => {}
+        }
+        printer.flush()?;
+        Ok(())
+    });
+    if let Some(status) = refusal {
+        return Ok(status);
+    }
+    let status = status?;
+    match server {
+        Some(s) => stop(s, out),
+        None => Ok(status),
+    }
+}
+
+/// Blocks until Ctrl-C or SIGTERM.
+fn wait_for_signal() -> anyhow::Result<()> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    ctrlc::set_handler(move || {
+        let _ = tx.send(());
+    })?;
+    let _ = rx.recv();
+    Ok(())
+}

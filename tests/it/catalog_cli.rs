@@ -1,0 +1,202 @@
+//! The catalog commands on the real binary (issue 13, acceptance 5): `list`, `info`,
+//! `search`, `remove` and `update`, with snapshots of what they print (times redacted).
+//! `remove` of a pinned skill is refused; `update` of a skill edited since import is refused
+//! without `--force`, which archives the local copy first.
+
+use crate::common::server::{SDE, project};
+use crate::common::{insta_settings, skillc_env};
+
+fn settings() -> insta::Settings {
+    insta_settings()
+}
+
+/// Replaces archive times (`20261201T081500Z`) with `[TIME]`.
+fn redact(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < b.len() {
+        let stamp = b.len() >= i + 16
+            && b[i..i + 8].iter().all(u8::is_ascii_digit)
+            && b[i + 8] == b'T'
+            && b[i + 9..i + 15].iter().all(u8::is_ascii_digit)
+            && b[i + 15] == b'Z';
+        if stamp {
+            out.push_str("[TIME]");
+            i += 16;
+        } else {
+            let c = text[i..].chars().next().unwrap_or(' ');
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
+fn run(dir: &std::path::Path, args: &[&str]) -> crate::common::Run {
+    skillc_env(dir, args, &[SDE])
+}
+
+#[test]
+fn list_and_info() {
+    let p = project();
+    let s = settings();
+    let list = run(p.path(), &["list"]);
+    assert_eq!(list.code, Some(0), "{list:?}");
+    s.bind(|| insta::assert_snapshot!("catalog_list", list.stdout));
+    let filtered = run(p.path(), &["list", "--highest", "low", "--format", "json"]);
+    let v = filtered.json();
+    assert_eq!(v["schema"], "skillc.list/1");
+    assert_eq!(v["count"], 1);
+    assert_eq!(v["skills"][0]["name"], "finding-demo");
+    s.bind(|| insta::assert_snapshot!("catalog_list_json", filtered.stdout));
+
+    let info = run(p.path(), &["info", "finding-demo"]);
+    assert_eq!(info.code, Some(0), "{info:?}");
+    s.bind(|| insta::assert_snapshot!("catalog_info", info.stdout));
+    let body = run(p.path(), &["info", "todo", "--body", "--format", "json"]).json();
+    assert_eq!(body["schema"], "skillc.info/1");
+    assert!(body["body"].as_str().unwrap().starts_with("\n# todo"));
+    assert_eq!(body["executor_details"][0]["admission"]["levels"]["L5"], "pass");
+    let missing = run(p.path(), &["info", "nope"]);
+    assert_eq!(missing.code, Some(1));
+    assert!(missing.stderr.contains("no skill `nope`"));
+
+    // A catalog that does not verify lists nothing.
+    std::fs::write(p.path().join("out/report.json"), "{}").unwrap();
+    let refused = run(p.path(), &["list"]);
+    assert_eq!(refused.code, Some(1));
+    assert!(
+        refused.stdout.is_empty() && refused.stderr.contains("does not verify"),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn search_ranks_with_the_menu() {
+    let p = project();
+    let s = settings();
+    let r = run(p.path(), &["search", "add a task to my list"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(
+        r.stdout.lines().nth(1).is_some_and(|l| l.starts_with("todo ")),
+        "{}",
+        r.stdout
+    );
+    s.bind(|| insta::assert_snapshot!("catalog_search", r.stdout));
+    let j = run(
+        p.path(),
+        &["search", "expenses ledger", "--limit", "2", "--format", "json"],
+    );
+    assert_eq!(j.code, Some(0), "{j:?}");
+    let v = j.json();
+    assert_eq!(v["schema"], "skillc.search/1");
+    assert_eq!(v["count"], 2);
+    assert_eq!(v["results"][0]["name"], "expense-ledger");
+    assert!(v["results"][0]["score"].as_f64().unwrap() > v["results"][1]["score"].as_f64().unwrap());
+    s.bind(|| insta::assert_snapshot!("catalog_search_json", j.stdout));
+    // Nothing in common with any skill: an empty answer, not an error.
+    let none = run(p.path(), &["search", "zzqx"]);
+    assert_eq!(
+        (none.code, none.stdout.as_str()),
+        (Some(0), "no skill matches\n"),
+        "{none:?}"
+    );
+    assert_eq!(run(p.path(), &["search", "task", "--limit", "0"]).code, Some(2));
+    assert_eq!(run(p.path(), &["search", "  "]).code, Some(2));
+    // A catalog that does not verify is not searched.
+    std::fs::write(p.path().join("out/menu.idx"), "tampered").unwrap();
+    let refused = run(p.path(), &["search", "task"]);
+    assert_eq!(refused.code, Some(1), "{refused:?}");
+    assert!(
+        refused.stdout.is_empty() && refused.stderr.contains("does not verify"),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn remove_archives_and_refuses_a_pinned_skill() {
+    let p = project();
+    let s = settings();
+    let before = crate::common::tree(&p.path().join("skills/runbooks"));
+    let r = run(p.path(), &["remove", "runbooks"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    s.bind(|| insta::assert_snapshot!("catalog_remove", redact(&r.stdout)));
+    assert!(!p.path().join("skills/runbooks").exists());
+    // Folders only: the archive root also holds the curator's run lock.
+    let archived: Vec<_> = std::fs::read_dir(p.path().join("skills-archive"))
+        .unwrap()
+        .filter(|e| e.as_ref().is_ok_and(|e| e.path().is_dir()))
+        .collect();
+    assert_eq!(archived.len(), 1);
+    assert_eq!(crate::common::tree(&archived[0].as_ref().unwrap().path()), before);
+
+    let pin = run(p.path(), &["curate", "pin", "todo"]);
+    assert_eq!(pin.code, Some(0), "{pin:?}");
+    let pinned = run(p.path(), &["remove", "todo", "--format", "json"]);
+    assert_eq!(pinned.code, Some(1));
+    s.bind(|| insta::assert_snapshot!("catalog_remove_pinned", pinned.stdout));
+    assert!(p.path().join("skills/todo/SKILL.md").is_file());
+    // A state that cannot be read pins everything (fail closed).
+    std::fs::write(p.path().join(".skillc/curator/state.json"), "{broken").unwrap();
+    assert_eq!(run(p.path(), &["remove", "workspace"]).code, Some(1));
+    assert_eq!(run(p.path(), &["remove", "../skills"]).code, Some(1));
+}
+
+#[test]
+fn update_refuses_local_edits_without_force() {
+    let p = project();
+    let s = settings();
+    let upstream = tempfile::tempdir().unwrap();
+    let src = upstream.path().join("upd");
+    std::fs::create_dir_all(src.join("scripts")).unwrap();
+    let md = |v: &str| {
+        format!(
+            "---\nname: upd\ndescription: Updates things. Use when asked to update.\nversion: {v}\n---\n\n# upd\n\nRun it.\n"
+        )
+    };
+    std::fs::write(src.join("SKILL.md"), md("1.0.0")).unwrap();
+    std::fs::write(src.join("scripts/run.sh"), "echo 1\n").unwrap();
+    let source = src.display().to_string();
+    let imported = run(p.path(), &["install", &source]);
+    assert_eq!(imported.code, Some(0), "{imported:?}");
+
+    let same = run(p.path(), &["update", "upd"]);
+    assert_eq!(same.code, Some(0), "{same:?}");
+    assert!(same.stdout.contains("up to date  upd"), "{}", same.stdout);
+
+    // The source changes: the unedited copy is updated (the old one archived).
+    std::fs::write(src.join("SKILL.md"), md("1.1.0")).unwrap();
+    std::fs::write(src.join("scripts/new.sh"), "echo 2\n").unwrap();
+    let updated = run(p.path(), &["update", "--all"]);
+    assert_eq!(updated.code, Some(0), "{updated:?}");
+    s.bind(|| insta::assert_snapshot!("catalog_update", redact(&updated.stdout.replace(&source, "[UPSTREAM]"))));
+    assert!(
+        std::fs::read_to_string(p.path().join("skills/upd/SKILL.md"))
+            .unwrap()
+            .contains("1.1.0")
+    );
+
+    // Edited locally, changed upstream: refused without --force, nothing touched.
+    let local = p.path().join("skills/upd/SKILL.md");
+    let edited = std::fs::read_to_string(&local).unwrap() + "\nMy own note.\n";
+    std::fs::write(&local, &edited).unwrap();
+    std::fs::write(src.join("SKILL.md"), md("1.2.0")).unwrap();
+    let refused = run(p.path(), &["update", "upd"]);
+    assert_eq!(refused.code, Some(1), "{refused:?}");
+    s.bind(|| insta::assert_snapshot!("catalog_update_refused", redact(&refused.stdout)));
+    assert_eq!(std::fs::read_to_string(&local).unwrap(), edited);
+
+    // --force archives the edited copy first.
+    let forced = run(p.path(), &["update", "upd", "--force", "--format", "json"]);
+    assert_eq!(forced.code, Some(0), "{forced:?}");
+    let v = forced.json();
+    assert_eq!(v["skills"][0]["status"], "updated");
+    let to = v["skills"][0]["archived_to"].as_str().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(p.path().join(to).join("SKILL.md")).unwrap(),
+        edited
+    );
+    assert!(std::fs::read_to_string(&local).unwrap().contains("1.2.0"));
+    assert_eq!(run(p.path(), &["update", "not-locked"]).code, Some(1));
+}
