@@ -451,6 +451,7 @@ mod tests {
             "{:?}",
             s.embedder
         );
+        assert_eq!(s.agents["ops"].menu_size, 2);
         let (s, d) = parse("[menu]\nembedder = { local = \"models/m\" }\n");
         assert!(d.is_empty(), "{d:?}");
         assert_eq!(s.embedder, Some(DenseEmbedder::Local("models/m".into())));
@@ -465,7 +466,6 @@ mod tests {
             assert_eq!((s.embedder, d.len()), (None, 1), "{bad}");
             assert_eq!(d[0].1, 2, "{bad}");
         }
-        assert_eq!(s.agents["ops"].menu_size, 2);
     }
 
     #[test]
