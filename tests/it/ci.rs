@@ -506,6 +506,8 @@ fn readme_github_actions_job_runs_on_a_fixture_repository() {
             .current_dir(repo)
             .env("PATH", path_with_skillc())
             .env("NO_COLOR", "1")
+            // verify's rollback state: the test's own, not the user's (another skillc's).
+            .env("XDG_STATE_HOME", repo.join(".state"))
             .env_remove("SKILLC_SIGNING_KEY")
             .output()
             .expect("sh");
