@@ -216,48 +216,7 @@ pub fn parse(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
         }
     }
     if let Some(a) = parsed.admission {
-        for s in a.skip.unwrap_or_default() {
-            match Level::parse(s.get_ref()) {
-                Some(Level::L1) | None => diags.push(
-                    Diagnostic::new(
-                        &rules::CF001,
-                        file,
-                        src.span(s.span()),
-                        format!("cannot skip `{}`", s.get_ref()),
-                    )
-                    .help("levels L2 to L6 may be skipped for development; L1 (the vocabulary) never is"),
-                ),
-                Some(l) => {
-                    if !cfg.skip.contains(&l) {
-                        cfg.skip.push(l);
-                    }
-                }
-            }
-        }
-        cfg.skip.sort();
-        for (slot, value) in [
-            (&mut cfg.admission.affinity_threshold, a.affinity_threshold),
-            (
-                &mut cfg.admission.affinity_threshold_same_provider,
-                a.affinity_threshold_same_provider,
-            ),
-        ] {
-            if let Some(v) = value {
-                if (0.0..=1.0).contains(v.get_ref()) {
-                    *slot = *v.get_ref();
-                } else {
-                    diags.push(Diagnostic::new(
-                        &rules::CF001,
-                        file,
-                        src.span(v.span()),
-                        "an affinity threshold is a number between 0 and 1",
-                    ));
-                }
-            }
-        }
-        if let Some(v) = a.verifier {
-            cfg.admission.verifier = v;
-        }
+        admission(&src, a, &mut cfg, &mut diags);
     }
     if let Some(b) = parsed.scan.as_ref().and_then(|s| s.baseline.as_ref()) {
         cfg.scan_baseline = (!b.is_empty()).then(|| PathBuf::from(b));
@@ -282,24 +241,7 @@ pub fn parse(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
         }
     }
     if let Some(l) = parsed.limits {
-        let mut set = |v: Option<toml::Spanned<i64>>, apply: &mut dyn FnMut(u64)| {
-            if let Some(v) = v {
-                match u64::try_from(*v.get_ref()) {
-                    Ok(n) if n > 0 => apply(n),
-                    _ => diags.push(Diagnostic::new(
-                        &rules::CF001,
-                        file,
-                        src.span(v.span()),
-                        "a limit must be a positive integer",
-                    )),
-                }
-            }
-        };
-        set(l.skill_md_bytes, &mut |n| cfg.limits.skill_md_bytes = n);
-        set(l.support_file_bytes, &mut |n| cfg.limits.support_file_bytes = n);
-        set(l.files_per_skill, &mut |n| {
-            cfg.limits.files_per_skill = usize::try_from(n).unwrap_or(usize::MAX)
-        });
+        limits(&src, l, &mut cfg, &mut diags);
     }
     if let Some(d) = parsed.import.and_then(|i| i.max_age_days) {
         match u32::try_from(*d.get_ref()) {
@@ -313,6 +255,76 @@ pub fn parse(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
         }
     }
     (cfg, diags)
+}
+
+/// `[admission]`: levels skipped (never L1), thresholds between 0 and 1, the verifier.
+fn admission(src: &Source<'_>, a: AdmissionSection, cfg: &mut Config, diags: &mut Vec<Diagnostic>) {
+    let file = src.file;
+    for s in a.skip.unwrap_or_default() {
+        match Level::parse(s.get_ref()) {
+            Some(Level::L1) | None => diags.push(
+                Diagnostic::new(
+                    &rules::CF001,
+                    file,
+                    src.span(s.span()),
+                    format!("cannot skip `{}`", s.get_ref()),
+                )
+                .help("levels L2 to L6 may be skipped for development; L1 (the vocabulary) never is"),
+            ),
+            Some(l) => {
+                if !cfg.skip.contains(&l) {
+                    cfg.skip.push(l);
+                }
+            }
+        }
+    }
+    cfg.skip.sort();
+    for (slot, value) in [
+        (&mut cfg.admission.affinity_threshold, a.affinity_threshold),
+        (
+            &mut cfg.admission.affinity_threshold_same_provider,
+            a.affinity_threshold_same_provider,
+        ),
+    ] {
+        if let Some(v) = value {
+            if (0.0..=1.0).contains(v.get_ref()) {
+                *slot = *v.get_ref();
+            } else {
+                diags.push(Diagnostic::new(
+                    &rules::CF001,
+                    file,
+                    src.span(v.span()),
+                    "an affinity threshold is a number between 0 and 1",
+                ));
+            }
+        }
+    }
+    if let Some(v) = a.verifier {
+        cfg.admission.verifier = v;
+    }
+}
+
+/// `[limits]`: positive integers.
+fn limits(src: &Source<'_>, l: LimitsSection, cfg: &mut Config, diags: &mut Vec<Diagnostic>) {
+    let file = src.file;
+    let mut set = |v: Option<toml::Spanned<i64>>, apply: &mut dyn FnMut(u64)| {
+        if let Some(v) = v {
+            match u64::try_from(*v.get_ref()) {
+                Ok(n) if n > 0 => apply(n),
+                _ => diags.push(Diagnostic::new(
+                    &rules::CF001,
+                    file,
+                    src.span(v.span()),
+                    "a limit must be a positive integer",
+                )),
+            }
+        }
+    };
+    set(l.skill_md_bytes, &mut |n| cfg.limits.skill_md_bytes = n);
+    set(l.support_file_bytes, &mut |n| cfg.limits.support_file_bytes = n);
+    set(l.files_per_skill, &mut |n| {
+        cfg.limits.files_per_skill = usize::try_from(n).unwrap_or(usize::MAX)
+    });
 }
 
 /// The `[check]` table: codes are `SK` rule codes or names (`metadata-not-string`), stored

@@ -16,7 +16,7 @@ use crate::diag::Rule;
 use crate::extract::{self, Program, SubCommand};
 use crate::rules;
 use crate::skill;
-use crate::vocab::{self, Match, Vocabulary};
+use crate::vocab::{self, ContextRule, Match, Vocabulary};
 
 /// A canonical executor name and its parts.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -280,6 +280,112 @@ fn reject(rule: &'static Rule, reason: String, steps: Vec<Step>) -> (Outcome, Ve
     )
 }
 
+/// A sub-command a context rule matches: the rule's action, object and qualifiers, the
+/// other words as qualifiers of that object (or objects of context).
+fn by_rule(rule: &ContextRule, toks: &[String], provider: &str, vocab: &Vocabulary) -> (Outcome, Vec<Step>) {
+    let mut steps = Vec::new();
+    steps.push(Step {
+        word: format!("{} + {}", rule.domain, rule.action),
+        meaning: format!(
+            "rule #{} (line {}): {} {}{}",
+            rule.index + 1,
+            rule.line,
+            rule.then_action,
+            rule.then_object,
+            rule.then_qualifiers
+                .iter()
+                .map(|q| format!(" +{q}"))
+                .collect::<String>()
+        ),
+    });
+    let mut qualifiers = rule.then_qualifiers.clone();
+    for t in toks.iter().filter(|t| **t != rule.domain && **t != rule.action) {
+        if let Some(q) = vocab
+            .qualifier(t)
+            .filter(|q| qualifies(vocab, q.name(), &rule.then_object))
+        {
+            add_qualifier(&mut qualifiers, &mut steps, t, q);
+        } else if let Some(o) = vocab.object(t) {
+            steps.push(context_step(t, o));
+        } else if let Some(a) = vocab.action(t) {
+            steps.push(Step {
+                word: t.clone(),
+                meaning: format!("{} — overridden by the rule", describe("action", t, a)),
+            });
+        } else {
+            return reject(
+                &rules::TR005,
+                format!("no mapping for `{t}` in the closed vocabulary"),
+                steps,
+            );
+        }
+    }
+    let name = ExecutorName {
+        action: rule.then_action.clone(),
+        object: rule.then_object.clone(),
+        qualifiers,
+        provider: provider.to_owned(),
+    };
+    (Outcome::Translated(name), steps)
+}
+
+/// A sub-command without an object word: a lone action takes its object from the skill or
+/// program name; otherwise the unmatched word (or the missing object) is the rejection.
+fn without_object(
+    words: &[String],
+    toks: &[String],
+    ctx: &[String],
+    action_at: Option<usize>,
+    provider: &str,
+    vocab: &Vocabulary,
+    mut steps: Vec<Step>,
+) -> (Outcome, Vec<Step>) {
+    if let Some(action_at) = action_at
+        && toks.len() == 1
+        && let Some((cw, o)) = ctx.iter().rev().find_map(|c| vocab.object(c).map(|o| (c, o)))
+    {
+        let a = vocab
+            .action(&toks[action_at])
+            .map(|m| m.name().to_owned())
+            .unwrap_or_default();
+        steps.push(Step {
+            word: toks[action_at].clone(),
+            meaning: describe(
+                "action",
+                &toks[action_at],
+                vocab.action(&toks[action_at]).unwrap_or(Match::Canonical(&a)),
+            ),
+        });
+        steps.push(Step {
+            word: cw.clone(),
+            meaning: format!("{} — from the skill or program name", describe("object", cw, o)),
+        });
+        let object = o.name().to_owned();
+        return (
+            Outcome::Translated(ExecutorName {
+                action: a,
+                object,
+                qualifiers: Vec::new(),
+                provider: provider.to_owned(),
+            }),
+            steps,
+        );
+    }
+    // A word that means nothing is the reason; otherwise the object is simply missing.
+    let unmatched = toks
+        .iter()
+        .find(|t| vocab.action(t).is_none() && vocab.object(t).is_none() && vocab.qualifier(t).is_none());
+    if let Some(w) = unmatched {
+        return reject(
+            &rules::TR005,
+            format!("no mapping for `{w}` in the closed vocabulary"),
+            steps,
+        );
+    }
+    let reason = format!("no word of `{}` names an object of the vocabulary", words.join(" "));
+    reject(&rules::TR002, reason, steps)
+}
+
 /// Translates one sub-command's words; `context` words (skill and program names) may supply
 /// the object and a rule's domain, never the action.
 fn translate_words(words: &[String], context: &[String], provider: &str, vocab: &Vocabulary) -> (Outcome, Vec<Step>) {
@@ -290,49 +396,7 @@ fn translate_words(words: &[String], context: &[String], provider: &str, vocab: 
         .collect();
     let mut steps = Vec::new();
     if let Some(rule) = vocab.rule_for(&toks, &ctx) {
-        steps.push(Step {
-            word: format!("{} + {}", rule.domain, rule.action),
-            meaning: format!(
-                "rule #{} (line {}): {} {}{}",
-                rule.index + 1,
-                rule.line,
-                rule.then_action,
-                rule.then_object,
-                rule.then_qualifiers
-                    .iter()
-                    .map(|q| format!(" +{q}"))
-                    .collect::<String>()
-            ),
-        });
-        let mut qualifiers = rule.then_qualifiers.clone();
-        for t in toks.iter().filter(|t| **t != rule.domain && **t != rule.action) {
-            if let Some(q) = vocab
-                .qualifier(t)
-                .filter(|q| qualifies(vocab, q.name(), &rule.then_object))
-            {
-                add_qualifier(&mut qualifiers, &mut steps, t, q);
-            } else if let Some(o) = vocab.object(t) {
-                steps.push(context_step(t, o));
-            } else if let Some(a) = vocab.action(t) {
-                steps.push(Step {
-                    word: t.clone(),
-                    meaning: format!("{} — overridden by the rule", describe("action", t, a)),
-                });
-            } else {
-                return reject(
-                    &rules::TR005,
-                    format!("no mapping for `{t}` in the closed vocabulary"),
-                    steps,
-                );
-            }
-        }
-        let name = ExecutorName {
-            action: rule.then_action.clone(),
-            object: rule.then_object.clone(),
-            qualifiers,
-            provider: provider.to_owned(),
-        };
-        return (Outcome::Translated(name), steps);
+        return by_rule(rule, &toks, provider, vocab);
     }
 
     // The action: the last word meaning an action, unless it is the only object word.
@@ -348,50 +412,7 @@ fn translate_words(words: &[String], context: &[String], provider: &str, vocab: 
         .find(|(i, t)| Some(*i) != action_at && vocab.object(t).is_some())
         .map(|(i, _)| i);
     let Some(object_at) = object_at else {
-        if let Some(action_at) = action_at
-            && toks.len() == 1
-            && let Some((cw, o)) = ctx.iter().rev().find_map(|c| vocab.object(c).map(|o| (c, o)))
-        {
-            let a = vocab
-                .action(&toks[action_at])
-                .map(|m| m.name().to_owned())
-                .unwrap_or_default();
-            steps.push(Step {
-                word: toks[action_at].clone(),
-                meaning: describe(
-                    "action",
-                    &toks[action_at],
-                    vocab.action(&toks[action_at]).unwrap_or(Match::Canonical(&a)),
-                ),
-            });
-            steps.push(Step {
-                word: cw.clone(),
-                meaning: format!("{} — from the skill or program name", describe("object", cw, o)),
-            });
-            let object = o.name().to_owned();
-            return (
-                Outcome::Translated(ExecutorName {
-                    action: a,
-                    object,
-                    qualifiers: Vec::new(),
-                    provider: provider.to_owned(),
-                }),
-                steps,
-            );
-        }
-        // A word that means nothing is the reason; otherwise the object is simply missing.
-        let unmatched = toks
-            .iter()
-            .find(|t| vocab.action(t).is_none() && vocab.object(t).is_none() && vocab.qualifier(t).is_none());
-        if let Some(w) = unmatched {
-            return reject(
-                &rules::TR005,
-                format!("no mapping for `{w}` in the closed vocabulary"),
-                steps,
-            );
-        }
-        let reason = format!("no word of `{}` names an object of the vocabulary", words.join(" "));
-        return reject(&rules::TR002, reason, steps);
+        return without_object(words, &toks, &ctx, action_at, provider, vocab, steps);
     };
     let object = vocab
         .object(&toks[object_at])

@@ -6,11 +6,13 @@
 //! folder is one the signed catalog vouches for (an unsigned executor folder is refused);
 //! expiry; rollback (a `catalog_version` lower than the last one accepted for the key); with
 //! `production`, any skipped or not-run admission level. Every failure is collected and named.
-//! Pure: the caller reads the folder into a map.
+//! The catalog and manifests are read as their types (`emit::format`), which refuse unknown
+//! keys. Pure: the caller reads the folder into a map.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
+use crate::emit::format::{self, Catalog, CatalogExecutor, Manifest};
 use crate::emit::{self, CATALOG, CATALOG_SIG, PUBLIC_KEY, REPORT, ROUTING};
 use crate::sign::PublicKey;
 use crate::util::sha256;
@@ -171,20 +173,14 @@ fn hash_ok(expected: &str, bytes: &[u8]) -> bool {
     expected.strip_prefix("sha256:").unwrap_or(expected) == sha256(bytes)
 }
 
-fn parse_toml(file: &str, bytes: &[u8], v: &mut Verification) -> Option<toml::Table> {
-    match std::str::from_utf8(bytes).ok().map(toml::from_str::<toml::Table>) {
-        Some(Ok(t)) => Some(t),
-        Some(Err(e)) => {
+/// Parses a signed file as its type; a file that is not one is malformed.
+fn parse<T: for<'de> serde::Deserialize<'de>>(file: &str, bytes: &[u8], v: &mut Verification) -> Option<T> {
+    match format::parse(bytes) {
+        Ok(t) => Some(t),
+        Err(why) => {
             v.failures.push(Failure::Malformed {
                 file: file.to_owned(),
-                why: e.message().to_owned(),
-            });
-            None
-        }
-        None => {
-            v.failures.push(Failure::Malformed {
-                file: file.to_owned(),
-                why: "not UTF-8".into(),
+                why,
             });
             None
         }
@@ -204,21 +200,77 @@ pub fn verify(files: &BTreeMap<String, Entry>, key: &PublicKey, opts: &Options) 
     let Some(trusted) = check_sig(key, files, CATALOG, &mut v) else {
         return v;
     };
-    let Some(catalog) = get(files, CATALOG, &mut v).and_then(|b| parse_toml(CATALOG, b, &mut v)) else {
+    let Some(catalog) = get(files, CATALOG, &mut v).and_then(|b| parse::<Catalog>(CATALOG, b, &mut v)) else {
         return finish(v, files, &vouched);
     };
-    let version = catalog.get("catalog_version").and_then(toml::Value::as_integer);
-    let expires = catalog.get("expires").and_then(toml::Value::as_str).map(str::to_owned);
-    let (Some(version), Some(expires)) = (version, expires) else {
+    v.catalog_version = Some(catalog.catalog_version);
+    v.expires = Some(catalog.expires.clone());
+    check_header(&catalog, &trusted, opts, &mut v);
+    // Top-level files the catalog vouches for.
+    for (path, hash) in &catalog.files {
+        vouched.insert(path.clone());
+        if let Some(bytes) = get(files, path, &mut v)
+            && !hash_ok(hash, bytes)
+        {
+            v.failures.push(Failure::HashMismatch {
+                file: path.clone(),
+                recorded_in: CATALOG.into(),
+            });
+        }
+    }
+    for required in [REPORT, ROUTING, PUBLIC_KEY, emit::MENU_INDEX] {
+        if !vouched.contains(required) {
+            v.failures.push(Failure::Malformed {
+                file: CATALOG.into(),
+                why: format!("does not vouch for {required}"),
+            });
+        }
+    }
+    // The menu index is signed too (the menu reads it without the catalog), for this catalog.
+    vouched.insert(emit::MENU_INDEX_SIG.into());
+    if let Some(t) = check_sig(key, files, emit::MENU_INDEX, &mut v)
+        && t != emit::menu_trusted_comment(catalog.catalog_version, &catalog.expires)
+    {
         v.failures.push(Failure::Malformed {
-            file: CATALOG.into(),
-            why: "no catalog_version or expires".into(),
+            file: emit::MENU_INDEX_SIG.into(),
+            why: format!("the trusted comment `{t}` disagrees with catalog.toml"),
         });
-        return finish(v, files, &vouched);
-    };
-    v.catalog_version = Some(version);
-    v.expires = Some(expires.clone());
-    if trusted != emit::catalog_trusted_comment(version, &expires) {
+    }
+    v.executors = catalog.executors.len();
+    let mut weak: BTreeMap<String, usize> = BTreeMap::new();
+    for e in &catalog.executors {
+        verify_executor(e, key, files, opts, &mut vouched, &mut v, &mut weak);
+    }
+    if opts.production && !weak.is_empty() {
+        let levels: Vec<String> = weak.iter().map(|(l, n)| format!("{l} ({n} executors)")).collect();
+        v.failures.push(Failure::NotProduction(format!(
+            "admission levels not passed: {}; this version of skillc runs L1 and L2 only",
+            levels.join(", ")
+        )));
+    }
+    for s in &catalog.skills {
+        for (rel, hash) in &s.files {
+            let path = format!("skills/{}/{rel}", s.name);
+            vouched.insert(path.clone());
+            if let Some(bytes) = get(files, &path, &mut v)
+                && !hash_ok(hash, bytes)
+            {
+                v.failures.push(Failure::HashMismatch {
+                    file: path,
+                    recorded_in: CATALOG.into(),
+                });
+            }
+        }
+    }
+    finish(v, files, &vouched)
+}
+
+/// The catalog's header: its signature's trusted comment agrees with it, it has not expired,
+/// it is not older than one accepted before (rollback), and with `production` nothing was
+/// skipped.
+fn check_header(catalog: &Catalog, trusted: &str, opts: &Options, v: &mut Verification) {
+    let (version, expires) = (catalog.catalog_version, &catalog.expires);
+    if trusted != emit::catalog_trusted_comment(version, expires) {
         v.failures.push(Failure::Malformed {
             file: CATALOG_SIG.into(),
             why: format!("the trusted comment `{trusted}` disagrees with catalog.toml"),
@@ -239,96 +291,15 @@ pub fn verify(files: &BTreeMap<String, Entry>, key: &PublicKey, opts: &Options) 
     {
         v.failures.push(Failure::Rollback { version, accepted });
     }
-    if opts.production {
-        let skipped = catalog
-            .get("skipped")
-            .and_then(toml::Value::as_array)
-            .is_some_and(|a| !a.is_empty());
-        if skipped {
-            v.failures.push(Failure::NotProduction(
-                "admission levels were skipped for this catalog".into(),
-            ));
-        }
+    if opts.production && !catalog.skipped.is_empty() {
+        v.failures.push(Failure::NotProduction(
+            "admission levels were skipped for this catalog".into(),
+        ));
     }
-    // Top-level files the catalog vouches for.
-    if let Some(t) = catalog.get("files").and_then(toml::Value::as_table) {
-        for (path, hash) in t {
-            vouched.insert(path.clone());
-            if let Some(bytes) = get(files, path, &mut v)
-                && !hash_ok(hash.as_str().unwrap_or_default(), bytes)
-            {
-                v.failures.push(Failure::HashMismatch {
-                    file: path.clone(),
-                    recorded_in: CATALOG.into(),
-                });
-            }
-        }
-    }
-    for required in [REPORT, ROUTING, PUBLIC_KEY, crate::emit::MENU_INDEX] {
-        if !vouched.contains(required) {
-            v.failures.push(Failure::Malformed {
-                file: CATALOG.into(),
-                why: format!("does not vouch for {required}"),
-            });
-        }
-    }
-    // The menu index is signed too (the menu reads it without the catalog), for this catalog.
-    vouched.insert(emit::MENU_INDEX_SIG.into());
-    if let Some(t) = check_sig(key, files, emit::MENU_INDEX, &mut v)
-        && t != emit::menu_trusted_comment(version, &expires)
-    {
-        v.failures.push(Failure::Malformed {
-            file: emit::MENU_INDEX_SIG.into(),
-            why: format!("the trusted comment `{t}` disagrees with catalog.toml"),
-        });
-    }
-    let executors = catalog
-        .get("executor")
-        .and_then(toml::Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    v.executors = executors.len();
-    let mut weak: BTreeMap<String, usize> = BTreeMap::new();
-    for e in &executors {
-        verify_executor(e, key, files, opts, &mut vouched, &mut v, &mut weak);
-    }
-    if opts.production && !weak.is_empty() {
-        let levels: Vec<String> = weak.iter().map(|(l, n)| format!("{l} ({n} executors)")).collect();
-        v.failures.push(Failure::NotProduction(format!(
-            "admission levels not passed: {}; this version of skillc runs L1 and L2 only",
-            levels.join(", ")
-        )));
-    }
-    for s in catalog
-        .get("skill")
-        .and_then(toml::Value::as_array)
-        .cloned()
-        .unwrap_or_default()
-    {
-        let name = s.get("name").and_then(toml::Value::as_str).unwrap_or_default();
-        for (rel, hash) in s
-            .get("files")
-            .and_then(toml::Value::as_table)
-            .cloned()
-            .unwrap_or_default()
-        {
-            let path = format!("skills/{name}/{rel}");
-            vouched.insert(path.clone());
-            if let Some(bytes) = get(files, &path, &mut v)
-                && !hash_ok(hash.as_str().unwrap_or_default(), bytes)
-            {
-                v.failures.push(Failure::HashMismatch {
-                    file: path,
-                    recorded_in: CATALOG.into(),
-                });
-            }
-        }
-    }
-    finish(v, files, &vouched)
 }
 
 fn verify_executor(
-    e: &toml::Value,
+    e: &CatalogExecutor,
     key: &PublicKey,
     files: &BTreeMap<String, Entry>,
     opts: &Options,
@@ -336,19 +307,10 @@ fn verify_executor(
     v: &mut Verification,
     weak: &mut BTreeMap<String, usize>,
 ) {
-    let name = e
-        .get("name")
-        .and_then(toml::Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let skill = e
-        .get("skill")
-        .and_then(toml::Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let dir = emit::executor_dir(&skill, &name);
+    let name = &e.name;
+    let dir = emit::executor_dir(&e.skill, name);
     let manifest_path = format!("{dir}/manifest.toml");
-    if e.get("manifest").and_then(toml::Value::as_str) != Some(manifest_path.as_str()) {
+    if e.manifest != manifest_path {
         v.failures.push(Failure::Malformed {
             file: CATALOG.into(),
             why: format!("executor `{name}` has an unexpected manifest path"),
@@ -361,11 +323,7 @@ fn verify_executor(
     let Some(bytes) = get(files, &manifest_path, v) else {
         return;
     };
-    let recorded = e
-        .get("manifest_sha256")
-        .and_then(toml::Value::as_str)
-        .unwrap_or_default();
-    if !hash_ok(recorded, bytes) {
+    if !hash_ok(&e.manifest_sha256, bytes) {
         v.failures.push(Failure::HashMismatch {
             file: manifest_path.clone(),
             recorded_in: CATALOG.into(),
@@ -374,21 +332,16 @@ fn verify_executor(
     if check_sig(key, files, &manifest_path, v).is_none() {
         return;
     }
-    let Some(manifest) = parse_toml(&manifest_path, bytes, v) else {
+    let Some(manifest) = parse::<Manifest>(&manifest_path, bytes, v) else {
         return;
     };
-    if manifest.get("name").and_then(toml::Value::as_str) != Some(name.as_str()) {
+    if manifest.name != *name {
         v.failures.push(Failure::Malformed {
             file: manifest_path.clone(),
             why: format!("its name is not `{name}`"),
         });
     }
-    let integrity = manifest
-        .get("integrity")
-        .and_then(toml::Value::as_table)
-        .cloned()
-        .unwrap_or_default();
-    for (k, hash) in &integrity {
+    for (k, hash) in &manifest.integrity {
         let path = match k.as_str() {
             "wrapper" => format!("{dir}/{name}.py"),
             "lang_state" => format!("{dir}/manifest.lang_state.json"),
@@ -396,7 +349,7 @@ fn verify_executor(
         };
         vouched.insert(path.clone());
         if let Some(b) = get(files, &path, v)
-            && !hash_ok(hash.as_str().unwrap_or_default(), b)
+            && !hash_ok(hash, b)
         {
             v.failures.push(Failure::HashMismatch {
                 file: path,
@@ -405,7 +358,7 @@ fn verify_executor(
         }
     }
     for k in ["wrapper", "lang_state"] {
-        if !integrity.contains_key(k) {
+        if !manifest.integrity.contains_key(k) {
             v.failures.push(Failure::Malformed {
                 file: manifest_path.clone(),
                 why: format!("[integrity] has no `{k}`"),
@@ -413,15 +366,9 @@ fn verify_executor(
         }
     }
     if opts.production {
-        let levels = manifest
-            .get("admission")
-            .and_then(|a| a.get("levels"))
-            .and_then(toml::Value::as_table);
-        for (level, status) in levels.into_iter().flatten() {
-            if status.as_str() != Some("pass") {
-                *weak
-                    .entry(format!("{level} {}", status.as_str().unwrap_or("?")))
-                    .or_default() += 1;
+        for (level, status) in &manifest.admission.levels {
+            if status != "pass" {
+                *weak.entry(format!("{level} {status}")).or_default() += 1;
             }
         }
     }

@@ -2,8 +2,8 @@
 //! catalog-wide admission, then per skill generation and the report entry (PRODUCT.md,
 //! "Pipeline"; ARCHITECTURE.md, "Bird's-eye view").
 //!
-//! Everything in this file is pure: it reads database inputs ([`BuildInputs`], [`SkillSource`])
-//! and returns values. Stamping times, signing and writing happen in [`session`], the IO layer
+//! Everything in this file (and [`report`], the report's entries) is pure: it reads database
+//! inputs ([`BuildInputs`], [`SkillSource`]) and returns values. Stamping times, signing and writing happen in [`session`], the IO layer
 //! of the build (with [`store`], the `.skillc/` fingerprint store).
 //!
 //! The query graph, and what re-runs after an edit:
@@ -32,22 +32,21 @@
 pub mod dense;
 pub mod exec;
 pub mod menu;
+pub mod report;
 pub mod session;
 pub mod store;
 
 use std::collections::{BTreeMap, HashMap};
-
-use serde_json::json;
 
 use crate::admit::{self, SkillPlans, Verdict};
 use crate::db::{BuildInputs, Contents, SkillSource};
 use crate::diag::Rule;
 use crate::diag::{Diagnostic, Pos, Severity, Span};
 use crate::generate::{self, SkillInfo, Stamp};
-use crate::model::{Level, LevelStatus, Prototype, SkillFile, SkillStatus, WRAPPER_DIGEST};
+use crate::model::{Level, LevelStatus, Prototype, SkillFile, WRAPPER_DIGEST};
 use crate::rules;
 use crate::skill::{self, SkillCheck};
-use crate::translate::{self, Outcome, Translation};
+use crate::translate::{self, Translation};
 use crate::util::sha256;
 use crate::vocab;
 
@@ -448,170 +447,4 @@ pub fn skill_output(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillS
         executors,
         files: skill_files(db, skill).files.clone(),
     }
-}
-
-/// Counts over a build.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Totals {
-    /// Skills found.
-    pub skills: usize,
-    /// Plans (sub-commands) found.
-    pub plans: usize,
-    /// Plans admitted.
-    pub admitted: usize,
-    /// Plans rejected (by translation, admission, or with their skill).
-    pub rejected: usize,
-    /// Skills rejected as a whole.
-    pub skills_rejected: usize,
-}
-
-impl Totals {
-    /// Adds one skill.
-    pub fn add(&mut self, unit: &SkillUnit, decision: &Decision) {
-        self.skills += 1;
-        self.plans += unit.translation.plans.len();
-        if decision.rejected.is_some() {
-            self.skills_rejected += 1;
-            self.rejected += unit.translation.plans.len();
-            return;
-        }
-        for v in &decision.plans {
-            if matches!(v, Verdict::Admitted(_)) {
-                self.admitted += 1;
-            } else {
-                self.rejected += 1;
-            }
-        }
-    }
-
-    /// The JSON object of the report and the audit log.
-    pub fn json(&self) -> serde_json::Value {
-        json!({"skills": self.skills, "skills_rejected": self.skills_rejected, "plans": self.plans, "admitted": self.admitted, "rejected": self.rejected})
-    }
-}
-
-/// Status, level, code and reason of plan `j` in the report.
-fn plan_report(
-    unit: &SkillUnit,
-    decision: &Decision,
-    j: usize,
-) -> (&'static str, Option<&'static str>, Option<&'static str>, Option<String>) {
-    let p = &unit.translation.plans[j];
-    match (&p.outcome, decision.plans.get(j), &decision.rejected) {
-        (Outcome::Rejected { rule, reason, .. }, _, _) => {
-            ("rejected", Some("translate"), Some(rule.code), Some(reason.clone()))
-        }
-        (_, _, Some((rule, reason))) => ("rejected", Some("skill"), Some(rule.code), Some(reason.clone())),
-        (_, Some(Verdict::Rejected { level, rule, reason }), _) => {
-            ("rejected", Some(level.as_str()), Some(rule.code), Some(reason.clone()))
-        }
-        _ => ("admitted", None, None, None),
-    }
-}
-
-/// The audit event and detail of plan `j`.
-pub fn plan_event(unit: &SkillUnit, decision: &Decision, j: usize) -> (&'static str, serde_json::Value) {
-    let p = &unit.translation.plans[j];
-    match (&p.outcome, decision.plans.get(j), &decision.rejected) {
-        (Outcome::Rejected { rule, reason, .. }, _, _) => (
-            "executor.rejected",
-            json!({"stage": "translate", "code": rule.code, "reason": reason}),
-        ),
-        (_, Some(Verdict::Rejected { level, rule, reason }), _) => (
-            "executor.rejected",
-            json!({"stage": level.as_str(), "code": rule.code, "reason": reason}),
-        ),
-        (_, _, Some((rule, reason))) => (
-            "executor.rejected",
-            json!({"stage": "skill", "code": rule.code, "reason": reason}),
-        ),
-        (Outcome::Translated(n), _, _) => ("executor.admitted", json!({"name": n.full()})),
-    }
-}
-
-/// The `status` of a skill in the report.
-pub fn skill_status(unit: &SkillUnit, decision: &Decision) -> SkillStatus {
-    if decision.rejected.is_some() {
-        SkillStatus::Rejected
-    } else if unit.translation.plans.is_empty() {
-        SkillStatus::InstructionOnly
-    } else {
-        SkillStatus::Ok
-    }
-}
-
-/// One skill's entry of `report.json` (docs/json.md), keys sorted, rendered as it appears in
-/// the pretty-printed report (inside `skills`, indented by four spaces, no trailing newline).
-#[salsa::tracked(returns(ref))]
-pub fn report_entry(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillSource) -> String {
-    let unit = skill_unit(db, inputs, skill);
-    let decision = decision(db, inputs, skill);
-    let plans: Vec<serde_json::Value> = unit
-        .translation
-        .plans
-        .iter()
-        .enumerate()
-        .map(|(j, p)| {
-            let (status, level, code, reason) = plan_report(unit, decision, j);
-            json!({"subcommand": p.subcommand.display(), "name": p.name().map(|n| n.full()), "status": status, "level": level, "code": code, "reason": reason})
-        })
-        .collect();
-    let mut diags: Vec<&Diagnostic> = unit.check.diagnostics.iter().chain(&unit.extra).collect();
-    diags.sort_by(|a, b| (&a.file, a.span.start.offset).cmp(&(&b.file, b.span.start.offset)));
-    let entry = json!({
-        "name": unit.info.as_ref().map(|i| i.name.clone()),
-        "path": unit.display,
-        "status": skill_status(unit, decision),
-        "reason": decision.rejected.as_ref().map(|(_, reason)| reason.clone()),
-        "diagnostics": diags,
-        "findings": unit.findings,
-        "plans": plans,
-    });
-    let text = serde_json::to_string_pretty(&crate::util::sorted_json(entry)).unwrap_or_default();
-    text.replace('\n', "\n    ")
-}
-
-/// Renders `report.json` (docs/json.md, schema `skillc.report/1`) from the skills' entries
-/// ([`report_entry`], in catalog order). Byte-identical to pretty-printing the whole document
-/// with sorted keys.
-pub fn render_report(
-    entries: &[&str],
-    totals: &Totals,
-    vocab_path: &str,
-    vocab_sha: &str,
-    skip: &[Level],
-    admission_levels: &BTreeMap<Level, LevelStatus>,
-    reproducible: bool,
-) -> String {
-    let mut levels = serde_json::Map::new();
-    for (l, s) in admission_levels {
-        levels.insert(l.as_str().into(), s.as_str().into());
-    }
-    const HOLE: &str = "\u{0}skills\u{0}";
-    let report = json!({
-        "schema": "skillc.report/1",
-        "skillc": env!("CARGO_PKG_VERSION"),
-        "reproducible": reproducible,
-        "inputs": {"skills": totals.skills, "vocabulary": vocab_path, "vocabulary_sha256": vocab_sha},
-        "summary": {"skills": totals.skills, "skills_rejected": totals.skills_rejected, "plans": totals.plans,
-                    "admitted": totals.admitted, "rejected": totals.rejected},
-        "admission": {"levels": levels, "skipped": skip.iter().map(|l| l.as_str()).collect::<Vec<_>>()},
-        "skills": HOLE,
-    });
-    let text = serde_json::to_string_pretty(&crate::util::sorted_json(report)).unwrap_or_default();
-    let skills = if entries.is_empty() {
-        "[]".to_owned()
-    } else {
-        let mut s = String::with_capacity(entries.iter().map(|e| e.len() + 6).sum::<usize>() + 8);
-        s.push('[');
-        for (i, e) in entries.iter().enumerate() {
-            s.push_str(if i == 0 { "\n    " } else { ",\n    " });
-            s.push_str(e);
-        }
-        s.push_str("\n  ]");
-        s
-    };
-    // The hole is a JSON string no input can produce (it is the only value holding NUL).
-    let hole = serde_json::to_string(HOLE).unwrap_or_default();
-    format!("{}\n", text.replacen(&hole, &skills, 1))
 }

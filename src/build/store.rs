@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex, mpsc};
 
 use serde::{Deserialize, Serialize};
 
-use super::Totals;
 use crate::emit::write::{EmitError, write_atomic};
+use crate::messages::report::Totals;
 
 /// Version of the store's format; a store of another format (or another skillc) is ignored.
 pub const FORMAT: u32 = 3;

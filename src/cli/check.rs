@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use rayon::prelude::*;
-use serde::Serialize;
 
 use super::{CheckArgs, Format, Printer, Status};
 use crate::db::{Contents, Db, Settings, SkillSource, load};
 use crate::diag::{self, Counts, Diagnostic, RenderOptions, Severity};
 use crate::fix;
+use crate::messages::check;
 use crate::model::{Limits, Mode};
 use crate::skill;
 
@@ -53,51 +53,6 @@ struct Entry {
     diagnostics: Vec<Diagnostic>,
     fixable: Vec<bool>,
     skill: Option<SkillSource>,
-}
-
-/// A diagnostic in the JSON report: its fields and whether `check --fix` fixes it.
-#[derive(Serialize)]
-struct JsonDiagnostic<'a> {
-    #[serde(flatten)]
-    diagnostic: &'a Diagnostic,
-    fixable: bool,
-}
-
-/// The verdict of one checked path.
-#[derive(Serialize)]
-struct SkillReport<'a> {
-    path: &'a str,
-    name: Option<&'a str>,
-    status: &'static str,
-    diagnostics: Vec<JsonDiagnostic<'a>>,
-}
-
-#[derive(Serialize, Default)]
-struct Summary {
-    skills: usize,
-    ok: usize,
-    warnings: usize,
-    errors: usize,
-    /// Diagnostics `check --fix` would fix.
-    fixable: usize,
-}
-
-#[derive(Serialize)]
-struct Report<'a> {
-    schema: &'static str,
-    mode: &'static str,
-    summary: Summary,
-    skills: Vec<SkillReport<'a>>,
-}
-
-fn status_of(c: Counts) -> &'static str {
-    if c.errors > 0 {
-        "errors"
-    } else if c.warnings > 0 {
-        "warnings"
-    } else {
-        "ok"
-    }
 }
 
 pub(crate) fn run(args: &CheckArgs, out: &mut Printer) -> anyhow::Result<Status> {
@@ -241,17 +196,10 @@ fn fixable(
     marks
 }
 
-fn summarize(entries: &[Entry]) -> Summary {
-    let mut summary = Summary {
-        skills: entries.len(),
-        ..Summary::default()
-    };
+fn summarize(entries: &[Entry]) -> check::Summary {
+    let mut summary = check::Summary::default();
     for e in entries {
-        match status_of(Counts::of(&e.diagnostics)) {
-            "errors" => summary.errors += 1,
-            "warnings" => summary.warnings += 1,
-            _ => summary.ok += 1,
-        }
+        summary.add(check::Status::of(Counts::of(&e.diagnostics)));
         summary.fixable += e.fixable.iter().filter(|f| **f).count();
     }
     summary
@@ -264,23 +212,29 @@ fn shown<'a>(args: &'a CheckArgs, e: &'a Entry) -> impl Iterator<Item = &'a Diag
         .filter(move |d| !args.quiet || d.severity == Severity::Error)
 }
 
-fn render(args: &CheckArgs, out: &mut Printer, db: &Db, entries: &[Entry], summary: Summary) -> anyhow::Result<()> {
+fn render(
+    args: &CheckArgs,
+    out: &mut Printer,
+    db: &Db,
+    entries: &[Entry],
+    summary: check::Summary,
+) -> anyhow::Result<()> {
     match args.format {
         Format::Json => {
-            let report = Report {
-                schema: "skillc.check/1",
+            let report = check::Report {
+                schema: check::SCHEMA,
                 mode: if args.strict { "strict" } else { "default" },
                 skills: entries
                     .iter()
-                    .map(|e| SkillReport {
+                    .map(|e| check::Entry {
                         path: &e.path,
                         name: e.name.as_deref(),
-                        status: status_of(Counts::of(&e.diagnostics)),
+                        status: check::Status::of(Counts::of(&e.diagnostics)),
                         diagnostics: e
                             .diagnostics
                             .iter()
                             .zip(&e.fixable)
-                            .map(|(diagnostic, f)| JsonDiagnostic {
+                            .map(|(diagnostic, f)| check::Diag {
                                 diagnostic,
                                 fixable: *f,
                             })
@@ -333,7 +287,7 @@ pub(crate) fn skill_md_text(db: &Db, skill: SkillSource) -> Option<(String, Stri
     Some((format!("{}/{}", skill.display(db), file.rel_path(db)), text.to_owned()))
 }
 
-fn summary_line(s: &Summary, args: &CheckArgs) -> String {
+fn summary_line(s: &check::Summary, args: &CheckArgs) -> String {
     let noun = if s.skills == 1 { "skill" } else { "skills" };
     let mut line = format!(
         "checked {} {noun}: {} ok, {} warnings, {} errors",

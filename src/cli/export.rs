@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use super::check::load_skills;
+use super::check::{Loaded, load_skills};
 use super::{Printer, Status, project};
 use crate::db::{Contents, Db, SkillSource};
 use crate::diag::{self, Diagnostic, RenderOptions, Severity};
@@ -48,54 +48,9 @@ pub struct ExportArgs {
 
 pub(crate) fn run(args: &ExportArgs, out: &mut Printer) -> anyhow::Result<Status> {
     let cwd = std::env::current_dir()?;
-    let as_path = PathBuf::from(&args.skill);
-    let loaded = if as_path.exists() {
-        load_skills(Path::new(""), &[as_path], Mode::Default, Limits::default(), true, &[])?
-    } else {
-        let project = project::load(&cwd, out)?;
-        let (base, paths) = project.inputs(&[]);
-        let paths: Vec<PathBuf> = paths.into_iter().filter(|p| base.join(p).exists()).collect();
-        anyhow::ensure!(
-            !paths.is_empty(),
-            "`{}` is not a path, and the project has no skills folder to look it up in",
-            args.skill
-        );
-        let limits = project.config.limits;
-        load_skills(&base, &paths, Mode::Default, limits, true, &[])?
-    };
+    let (loaded, skill) = resolve(args, &cwd, out)?;
     let db = &loaded.db;
     let settings = loaded.settings;
-    let mut candidates: Vec<SkillSource> = loaded.skills.clone();
-    if Path::new(&args.skill).exists() {
-        // A folder holding nested skills: the outermost one is the skill asked for.
-        let displays: Vec<String> = candidates.iter().map(|s| s.display(db).clone()).collect();
-        candidates.retain(|s| {
-            let d = s.display(db);
-            !displays.iter().any(|o| d.starts_with(&format!("{o}/")))
-        });
-    } else {
-        candidates.retain(|s| {
-            let name = skill::check_skill(db, *s, settings).name.clone();
-            name.as_deref() == Some(args.skill.as_str()) || (name.is_none() && s.dir_name(db) == &args.skill)
-        });
-    }
-    let skill = match candidates.as_slice() {
-        [one] => *one,
-        [] => anyhow::bail!(
-            "no skill named `{}` found; give a skill folder, or a name from `skillc check`",
-            args.skill
-        ),
-        many => {
-            let list: Vec<String> = many.iter().map(|s| s.display(db).clone()).collect();
-            anyhow::bail!(
-                "`{}` names {} skills ({}); give one folder instead",
-                args.skill,
-                many.len(),
-                list.join(", ")
-            );
-        }
-    };
-
     let check = skill::check_skill(db, skill, settings);
     let errors: Vec<&Diagnostic> = check
         .diagnostics
@@ -157,42 +112,116 @@ pub(crate) fn run(args: &ExportArgs, out: &mut Printer) -> anyhow::Result<Status
     let bytes = match args.format {
         ExportFormat::Md => new_md.into_bytes(),
         ExportFormat::Zip => {
-            let mut files = vec![ZipFile {
-                rel_path: "SKILL.md".into(),
-                bytes: new_md.into_bytes(),
-                executable: false,
-            }];
-            let dir = find_dir(skill, db, &cwd, &args.skill);
-            for f in skill.files(db) {
-                let rel = f.rel_path(db);
-                let shown = format!("{display}/{rel}");
-                if !export::is_exported(rel) {
-                    notes.push(export::skipped(&shown, "hidden file or folder"));
-                    continue;
-                }
-                match f.contents(db) {
-                    Contents::Bytes(b) => files.push(ZipFile {
-                        rel_path: rel.clone(),
-                        bytes: b.to_vec(),
-                        executable: dir.as_ref().is_some_and(|d| is_executable(&d.join(rel))),
-                    }),
-                    Contents::TooLarge { size } => {
-                        notes.push(export::skipped(&shown, &format!("{size} bytes, over the size limit")))
-                    }
-                    Contents::SymlinkEscape { target } => notes.push(export::skipped(
-                        &shown,
-                        &format!("a link to `{target}`, outside the skill"),
-                    )),
-                    Contents::Unreadable { error } => notes.push(export::skipped(&shown, error)),
-                    Contents::Unread { .. } => {}
-                }
-            }
+            let files = zip_entries(skill, db, new_md, &find_dir(skill, db, &cwd, &args.skill), &mut notes);
             export::zip(&name, &files).context("building the zip")?
         }
     };
     for n in &notes {
         out.note(&diag::render_short(n));
     }
+    write_target(args, &name, &display, &bytes, out)?;
+    out.flush()?;
+    Ok(Status::Success)
+}
+
+/// The skill asked for: a folder or SKILL.md given as a path (the outermost skill of a folder
+/// holding nested ones), or a skill of the project's roots by name.
+fn resolve(args: &ExportArgs, cwd: &Path, out: &mut Printer) -> anyhow::Result<(Loaded, SkillSource)> {
+    let as_path = PathBuf::from(&args.skill);
+    let loaded = if as_path.exists() {
+        load_skills(Path::new(""), &[as_path], Mode::Default, Limits::default(), true, &[])?
+    } else {
+        let project = project::load(cwd, out)?;
+        let (base, paths) = project.inputs(&[]);
+        let paths: Vec<PathBuf> = paths.into_iter().filter(|p| base.join(p).exists()).collect();
+        anyhow::ensure!(
+            !paths.is_empty(),
+            "`{}` is not a path, and the project has no skills folder to look it up in",
+            args.skill
+        );
+        let limits = project.config.limits;
+        load_skills(&base, &paths, Mode::Default, limits, true, &[])?
+    };
+    let (db, settings) = (&loaded.db, loaded.settings);
+    let mut candidates: Vec<SkillSource> = loaded.skills.clone();
+    if Path::new(&args.skill).exists() {
+        // A folder holding nested skills: the outermost one is the skill asked for.
+        let displays: Vec<String> = candidates.iter().map(|s| s.display(db).clone()).collect();
+        candidates.retain(|s| {
+            let d = s.display(db);
+            !displays.iter().any(|o| d.starts_with(&format!("{o}/")))
+        });
+    } else {
+        candidates.retain(|s| {
+            let name = skill::check_skill(db, *s, settings).name.clone();
+            name.as_deref() == Some(args.skill.as_str()) || (name.is_none() && s.dir_name(db) == &args.skill)
+        });
+    }
+    let skill = match candidates.as_slice() {
+        [one] => *one,
+        [] => anyhow::bail!(
+            "no skill named `{}` found; give a skill folder, or a name from `skillc check`",
+            args.skill
+        ),
+        many => {
+            let list: Vec<String> = many.iter().map(|s| s.display(db).clone()).collect();
+            anyhow::bail!(
+                "`{}` names {} skills ({}); give one folder instead",
+                args.skill,
+                many.len(),
+                list.join(", ")
+            );
+        }
+    };
+
+    Ok((loaded, skill))
+}
+
+/// The entries of the zip: the exported SKILL.md, then every support file that is exported
+/// (the others are noted as skipped), with its mode from `dir` on disk.
+fn zip_entries(
+    skill: SkillSource,
+    db: &Db,
+    skill_md: String,
+    dir: &Option<PathBuf>,
+    notes: &mut Vec<Diagnostic>,
+) -> Vec<ZipFile> {
+    let display = skill.display(db);
+    let mut files = vec![ZipFile {
+        rel_path: "SKILL.md".into(),
+        bytes: skill_md.into_bytes(),
+        executable: false,
+    }];
+    for f in skill.files(db) {
+        let rel = f.rel_path(db);
+        let shown = format!("{display}/{rel}");
+        if !export::is_exported(rel) {
+            notes.push(export::skipped(&shown, "hidden file or folder"));
+            continue;
+        }
+        match f.contents(db) {
+            Contents::Bytes(b) => files.push(ZipFile {
+                rel_path: rel.clone(),
+                bytes: b.to_vec(),
+                executable: dir.as_ref().is_some_and(|d| is_executable(&d.join(rel))),
+            }),
+            Contents::TooLarge { size } => {
+                notes.push(export::skipped(&shown, &format!("{size} bytes, over the size limit")))
+            }
+            Contents::SymlinkEscape { target } => notes.push(export::skipped(
+                &shown,
+                &format!("a link to `{target}`, outside the skill"),
+            )),
+            Contents::Unreadable { error } => notes.push(export::skipped(&shown, error)),
+            Contents::Unread { .. } => {}
+        }
+    }
+    files
+}
+
+/// Writes the export to `-o` (default `<name>.zip` or `<name>.md`; `-` is standard output),
+/// atomically; never over anything but a regular file.
+fn write_target(args: &ExportArgs, name: &str, display: &str, bytes: &[u8], out: &mut Printer) -> anyhow::Result<()> {
     let target = args.output.clone().unwrap_or_else(|| {
         PathBuf::from(match args.format {
             ExportFormat::Zip => format!("{name}.zip"),
@@ -202,7 +231,7 @@ pub(crate) fn run(args: &ExportArgs, out: &mut Printer) -> anyhow::Result<Status
     if target == Path::new("-") {
         use std::io::Write as _;
         let mut stdout = std::io::stdout().lock();
-        stdout.write_all(&bytes)?;
+        stdout.write_all(bytes)?;
         stdout.flush()?;
     } else {
         // An existing file is replaced; never a device, a FIFO, a folder or a symbolic link.
@@ -214,11 +243,10 @@ pub(crate) fn run(args: &ExportArgs, out: &mut Printer) -> anyhow::Result<Status
                 target.display()
             );
         }
-        write_atomic(&target, &bytes, Some(0o644)).with_context(|| format!("writing {}", target.display()))?;
+        write_atomic(&target, bytes, Some(0o644)).with_context(|| format!("writing {}", target.display()))?;
         out.note(&format!("exported {display} as {}", target.display()));
     }
-    out.flush()?;
-    Ok(Status::Success)
+    Ok(())
 }
 
 fn print_diags<'a>(out: &mut Printer, db: &Db, skill: SkillSource, diags: impl Iterator<Item = &'a Diagnostic>) {

@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
+use crate::messages;
 use anyhow::Context as _;
-use serde_json::json;
 
 use super::{Printer, ReportFormat, Status, project};
 use crate::diag;
@@ -111,13 +111,17 @@ pub(crate) fn run(args: &ImportArgs, out: &mut Printer) -> anyhow::Result<Status
                 .strip_prefix(&project.root)
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|_| into.display().to_string());
-            let report = json!({
-                "schema": "skillc.import/1",
-                "into": into_shown,
-                "locked": args.locked,
-                "summary": {"imported": imported, "skipped": skipped, "failed": failed},
-                "sources": outcomes,
-            });
+            let report = messages::import::Report {
+                schema: messages::import::SCHEMA,
+                into: into_shown,
+                locked: args.locked,
+                summary: messages::import::Summary {
+                    imported,
+                    skipped,
+                    failed,
+                },
+                sources: &outcomes,
+            };
             out.line(&serde_json::to_string_pretty(&report)?)?;
         }
         ReportFormat::Human => {

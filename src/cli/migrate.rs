@@ -1,19 +1,18 @@
 //! `skillc migrate`: the IO around [`crate::migrate`] — find the skills, read each SKILL.md,
 //! print the review report, and (with `--write` / `--out`) write the results atomically.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use serde::Serialize;
 
 use super::check::load_skills;
 use super::output::count;
 use super::{Printer, ReportFormat, Status};
-use crate::db::{Contents, load};
+use crate::db::{Contents, Db, Settings, SkillSource, load};
 use crate::diag::{self, Diagnostic, Severity};
 use crate::emit::write::write_atomic;
-use crate::migrate::{self, FieldReport, FromFormat, Migration, Outcome, Vendor};
+use crate::messages::migrate as migrate_json;
+use crate::migrate::{self, FromFormat, Migration, Outcome, Vendor};
 use crate::model::Limits;
 use crate::model::Mode;
 use crate::skill;
@@ -53,35 +52,6 @@ pub struct MigrateArgs {
     pub format: ReportFormat,
 }
 
-/// One skill's entry in the JSON report.
-#[derive(Serialize)]
-struct SkillJson<'a> {
-    path: &'a str,
-    outcome: Outcome,
-    from: &'a [Vendor],
-    /// Where the result was written, when it was.
-    written: Option<String>,
-    blocked_reasons: Vec<String>,
-    failure: Option<&'static str>,
-    fields: &'a [FieldReport],
-    diagnostics: &'a [Diagnostic],
-}
-
-/// Totals over all skills.
-#[derive(Serialize, Default)]
-struct Summary {
-    skills: usize,
-    migrated: usize,
-    blocked: usize,
-    failed: usize,
-    skipped: usize,
-    /// Blocked skills per blocker reason (a skill counts once per distinct reason).
-    blocked_by_reason: BTreeMap<String, usize>,
-    /// Failed skills per reason ([`Migration::failure`]).
-    failed_by_reason: BTreeMap<String, usize>,
-    written: usize,
-}
-
 struct Done {
     display: String,
     /// The SKILL.md, as shown in diagnostics.
@@ -90,80 +60,75 @@ struct Done {
     written: Option<String>,
 }
 
-pub(crate) fn run(args: &MigrateArgs, out: &mut Printer) -> anyhow::Result<Status> {
-    let from = match args.from {
-        FromArg::Hermes => FromFormat::Hermes,
-        FromArg::Openclaw => FromFormat::OpenClaw,
-        FromArg::Auto => FromFormat::Auto,
-    };
-    let loaded = load_skills(Path::new(""), &args.paths, Mode::Default, Limits::default(), false, &[])?;
-    let db = &loaded.db;
-    let mut done: Vec<Done> = Vec::new();
-    for &skill in &loaded.skills {
-        let display = skill.display(db).clone();
-        let dir = PathBuf::from(&display);
-        let dir_name = skill.dir_name(db).clone();
-        let Some(md) = skill.skill_md(db) else { continue };
-        let md_name = md.rel_path(db).clone();
-        let file = format!("{display}/{md_name}");
-        // Folder-level errors (limits, links) are not the frontmatter's: migration cannot fix
-        // them, so such a skill is not migrated.
-        let check = skill::check_skill(db, skill, loaded.settings);
-        let folder_errors: Vec<Diagnostic> = check
-            .diagnostics
-            .iter()
-            .filter(|d| d.severity == Severity::Error && d.file != file)
-            .cloned()
-            .collect();
-        let migration = match md.contents(db) {
-            _ if !folder_errors.is_empty() => {
-                let mut m = failed(&file, "the skill folder fails `skillc check`", "fails-check");
-                m.diagnostics.extend(folder_errors);
-                m
-            }
-            Contents::Bytes(b) => match std::str::from_utf8(b) {
-                Ok(text) => migrate::migrate(&file, &dir_name, text, from),
-                Err(_) => failed(&file, "SKILL.md is not valid UTF-8", "unreadable"),
-            },
-            Contents::TooLarge { size } => failed(
-                &file,
-                &format!("SKILL.md is {size} bytes, over the limit"),
-                "unreadable",
-            ),
-            other => failed(&file, &format!("SKILL.md cannot be read ({other:?})"), "unreadable"),
-        };
-        let md_path = dir.join(&md_name);
-        let written = match (&migration.output, args.write, &args.out) {
-            (Some(text), true, _) => {
-                let mode = file_mode(&md_path);
-                write_atomic(&md_path, text.as_bytes(), mode)
-                    .with_context(|| format!("writing {}", md_path.display()))?;
-                Some(md_path.display().to_string())
-            }
-            (Some(text), false, Some(out_dir)) => {
-                let files: Vec<String> = skill.files(db).iter().map(|f| f.rel_path(db).clone()).collect();
-                copy_skill(&dir, &files, &md_name, text, out_dir, &dir_name)?
-            }
-            _ => None,
-        };
-        done.push(Done {
-            display,
-            file,
-            migration,
-            written,
-        });
-    }
-
-    // `--out`: a migrated skill whose copy could not be written (its folder exists) fails.
-    let unwritten = done
+/// Migrates one skill and writes the result when asked (`--write`, `--out`); `None` for a
+/// skill without SKILL.md.
+fn migrate_one(
+    db: &Db,
+    skill: SkillSource,
+    settings: Settings,
+    from: FromFormat,
+    args: &MigrateArgs,
+) -> anyhow::Result<Option<Done>> {
+    let display = skill.display(db).clone();
+    let dir = PathBuf::from(&display);
+    let dir_name = skill.dir_name(db).clone();
+    let Some(md) = skill.skill_md(db) else { return Ok(None) };
+    let md_name = md.rel_path(db).clone();
+    let file = format!("{display}/{md_name}");
+    // Folder-level errors (limits, links) are not the frontmatter's: migration cannot fix
+    // them, so such a skill is not migrated.
+    let check = skill::check_skill(db, skill, settings);
+    let folder_errors: Vec<Diagnostic> = check
+        .diagnostics
         .iter()
-        .filter(|d| args.out.is_some() && d.migration.output.is_some() && d.written.is_none())
-        .count();
-    let mut summary = Summary {
-        skills: done.len(),
-        ..Summary::default()
+        .filter(|d| d.severity == Severity::Error && d.file != file)
+        .cloned()
+        .collect();
+    let migration = match md.contents(db) {
+        _ if !folder_errors.is_empty() => {
+            let mut m = failed(&file, "the skill folder fails `skillc check`", "fails-check");
+            m.diagnostics.extend(folder_errors);
+            m
+        }
+        Contents::Bytes(b) => match std::str::from_utf8(&b[..]) {
+            Ok(text) => migrate::migrate(&file, &dir_name, text, from),
+            Err(_) => failed(&file, "SKILL.md is not valid UTF-8", "unreadable"),
+        },
+        Contents::TooLarge { size } => failed(
+            &file,
+            &format!("SKILL.md is {size} bytes, over the limit"),
+            "unreadable",
+        ),
+        other => failed(&file, &format!("SKILL.md cannot be read ({other:?})"), "unreadable"),
     };
-    for d in &done {
+    let md_path = dir.join(&md_name);
+    let written = match (&migration.output, args.write, &args.out) {
+        (Some(text), true, _) => {
+            let mode = file_mode(&md_path);
+            write_atomic(&md_path, text.as_bytes(), mode).with_context(|| format!("writing {}", md_path.display()))?;
+            Some(md_path.display().to_string())
+        }
+        (Some(text), false, Some(out_dir)) => {
+            let files: Vec<String> = skill.files(db).iter().map(|f| f.rel_path(db).clone()).collect();
+            copy_skill(&dir, &files, &md_name, text, out_dir, &dir_name)?
+        }
+        _ => None,
+    };
+    Ok(Some(Done {
+        display,
+        file,
+        migration,
+        written,
+    }))
+}
+
+/// The counts of every outcome and reason.
+fn summarize(done: &[Done]) -> migrate_json::Summary {
+    let mut summary = migrate_json::Summary {
+        skills: done.len(),
+        ..migrate_json::Summary::default()
+    };
+    for d in done {
         match d.migration.outcome {
             Outcome::Migrated => summary.migrated += 1,
             Outcome::Blocked => summary.blocked += 1,
@@ -180,15 +145,38 @@ pub(crate) fn run(args: &MigrateArgs, out: &mut Printer) -> anyhow::Result<Statu
         }
         summary.written += usize::from(d.written.is_some());
     }
+    summary
+}
+
+pub(crate) fn run(args: &MigrateArgs, out: &mut Printer) -> anyhow::Result<Status> {
+    let from = match args.from {
+        FromArg::Hermes => FromFormat::Hermes,
+        FromArg::Openclaw => FromFormat::OpenClaw,
+        FromArg::Auto => FromFormat::Auto,
+    };
+    let loaded = load_skills(Path::new(""), &args.paths, Mode::Default, Limits::default(), false, &[])?;
+    let db = &loaded.db;
+    let mut done: Vec<Done> = Vec::new();
+    for &skill in &loaded.skills {
+        if let Some(d) = migrate_one(db, skill, loaded.settings, from, args)? {
+            done.push(d);
+        }
+    }
+    // `--out`: a migrated skill whose copy could not be written (its folder exists) fails.
+    let unwritten = done
+        .iter()
+        .filter(|d| args.out.is_some() && d.migration.output.is_some() && d.written.is_none())
+        .count();
+    let summary = summarize(&done);
     for p in &loaded.problems {
         out.note(&diag::render_short(p));
     }
 
     match args.format {
         ReportFormat::Json => {
-            let skills: Vec<SkillJson> = done
+            let skills: Vec<migrate_json::Skill> = done
                 .iter()
-                .map(|d| SkillJson {
+                .map(|d| migrate_json::Skill {
                     path: &d.display,
                     outcome: d.migration.outcome,
                     from: &d.migration.vendors,
@@ -199,12 +187,18 @@ pub(crate) fn run(args: &MigrateArgs, out: &mut Printer) -> anyhow::Result<Statu
                     diagnostics: &d.migration.diagnostics,
                 })
                 .collect();
-            let report = serde_json::json!({
-                "schema": "skillc.migrate/1",
-                "mode": if args.write { "write" } else if args.out.is_some() { "out" } else { "dry-run" },
-                "summary": summary,
-                "skills": skills,
-            });
+            let report = migrate_json::Report {
+                schema: migrate_json::SCHEMA,
+                mode: if args.write {
+                    "write"
+                } else if args.out.is_some() {
+                    "out"
+                } else {
+                    "dry-run"
+                },
+                summary: &summary,
+                skills,
+            };
             out.line(&serde_json::to_string_pretty(&report)?)?;
         }
         ReportFormat::Human => {
@@ -305,7 +299,7 @@ fn print_human(out: &mut Printer, d: &Done) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn summary_line(s: &Summary) -> String {
+fn summary_line(s: &migrate_json::Summary) -> String {
     format!(
         "{}: {} migrated, {} migrated with blockers, {} not migrated, {} with nothing to migrate; {} written",
         count(s.skills, "skill"),

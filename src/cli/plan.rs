@@ -4,13 +4,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use rayon::prelude::*;
-use serde_json::json;
 
-use super::check::load_skills;
+use super::check::{Loaded, load_skills};
 use super::{Printer, ReportFormat, Status, project};
 use crate::db::{SkillSource, TextInput};
 use crate::diag::Severity;
 use crate::extract::{Arg, Program};
+use crate::messages::plan;
 use crate::model::Mode;
 use crate::translate::{self, Outcome, Plan, Translation};
 use crate::vocab;
@@ -37,55 +37,208 @@ pub struct PlanArgs {
     pub quiet: bool,
 }
 
-/// JSON of a program.
-pub(crate) fn program_json(p: &Program) -> serde_json::Value {
+/// A skill's translation, and its first error when `check` would reject it.
+struct Planned {
+    skill: SkillSource,
+    translation: Translation,
+    error: Option<String>,
+}
+
+/// The `skillc.plan/1` report.
+fn json_report(
+    loaded: &Loaded,
+    results: &[Planned],
+    totals: &PlanSummary,
+    invalid: usize,
+    explain: bool,
+) -> plan::Report {
+    let (db, settings) = (&loaded.db, loaded.settings);
+    let mut skills: Vec<plan::Skill> = loaded
+        .problems
+        .iter()
+        .map(|p| plan::Skill {
+            path: p.file.clone(),
+            name: None,
+            provider: None,
+            instruction_only: false,
+            error: Some(format!("{}: {}", p.code(), p.message)),
+            plans: Vec::new(),
+        })
+        .collect();
+    skills.extend(results.iter().map(|r| {
+        let t = &r.translation;
+        plan::Skill {
+            path: r.skill.display(db).clone(),
+            name: crate::skill::analyze_skill(db, r.skill, settings)
+                .model
+                .name
+                .as_ref()
+                .map(|n| n.value.clone()),
+            provider: t.provider.clone(),
+            instruction_only: t.plans.is_empty(),
+            error: r.error.clone(),
+            plans: t.plans.iter().map(|p| plan_json(p, explain)).collect(),
+        }
+    }));
+    plan::Report {
+        schema: plan::SCHEMA,
+        summary: plan::Summary {
+            skills: totals.skills,
+            invalid,
+            with_subcommands: totals.with_subcommands,
+            instruction_only: totals.skills - totals.with_subcommands,
+            plans: totals.plans,
+            translated: totals.translated,
+            rejected: totals.rejected_total(),
+            rejected_by_reason: totals.rejected.clone(),
+        },
+        skills,
+    }
+}
+
+/// The human listing: invalid skills, then each skill's plans (with `--explain`, what each
+/// word meant), then the summary line.
+fn print_human(
+    out: &mut Printer,
+    args: &PlanArgs,
+    loaded: &Loaded,
+    results: &[Planned],
+    totals: &PlanSummary,
+    invalid: usize,
+) -> anyhow::Result<()> {
+    let db = &loaded.db;
+    for p in &loaded.problems {
+        out.line(&format!("{}  (invalid: {}: {})", p.file, p.code(), p.message))?;
+    }
+    for r in results {
+        let (s, t, error) = (r.skill, &r.translation, &r.error);
+        if let Some(e) = error {
+            out.line(&format!(
+                "{}  (invalid: {e}; run `skillc check` for details)",
+                s.display(db)
+            ))?;
+        }
+        if args.quiet {
+            continue;
+        }
+        if t.plans.is_empty() {
+            if args.all && error.is_none() {
+                out.line(&format!("{}  (instruction-only)\n", s.display(db)))?;
+            }
+            continue;
+        }
+        let provider = t.provider.as_deref().unwrap_or("-");
+        out.line(&format!("{}  provider {provider}", s.display(db)))?;
+        print_plans(out, t, args.explain)?;
+        out.line("")?;
+    }
+    let invalid_note = if invalid > 0 {
+        format!("; {invalid} invalid (see `skillc check`)")
+    } else {
+        String::new()
+    };
+    out.line(&format!("{}{invalid_note}", totals.line()))?;
+    Ok(())
+}
+
+/// One skill's plans, aligned: `words → name` or the rejection; with `explain`, each word's
+/// meaning and the arguments.
+fn print_plans(out: &mut Printer, t: &Translation, explain: bool) -> anyhow::Result<()> {
+    let width = t.plans.iter().map(|p| p.subcommand.display().len()).max().unwrap_or(0);
+    for p in &t.plans {
+        let sc = p.subcommand.display();
+        let result = match &p.outcome {
+            Outcome::Translated(n) => n.full(),
+            Outcome::Rejected { rule, reason, .. } => format!("rejected [{}]: {reason}", rule.code),
+        };
+        out.line(&format!("  {sc:<width$}  → {result}"))?;
+        if explain {
+            for step in &p.steps {
+                let w = if step.word.is_empty() {
+                    "·".to_owned()
+                } else {
+                    step.word.clone()
+                };
+                out.line(&format!("  {:<width$}      {w}: {}", "", step.meaning))?;
+            }
+            if !p.subcommand.args.is_empty() {
+                let list: Vec<String> = p.subcommand.args.iter().map(arg_text).collect();
+                out.line(&format!("  {:<width$}      args: {}", "", list.join(", ")))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A program, as the plan report shows it.
+fn program_json(p: &Program) -> plan::Program {
     match p {
-        Program::Script { path, interpreter } => json!({"kind": "script", "path": path, "interpreter": interpreter}),
-        Program::Binary { name } => json!({"kind": "binary", "name": name}),
-        Program::Tool { module, function } => json!({"kind": "tool", "module": module, "function": function}),
+        Program::Script { path, interpreter } => plan::Program::Script {
+            path: path.clone(),
+            interpreter: interpreter.clone(),
+        },
+        Program::Binary { name } => plan::Program::Binary { name: name.clone() },
+        Program::Tool { module, function } => plan::Program::Tool {
+            module: module.clone(),
+            function: function.clone(),
+        },
     }
 }
 
-/// JSON of an argument.
-pub(crate) fn arg_json(a: &Arg) -> serde_json::Value {
-    json!({"name": a.name, "type": a.ty.as_str(), "required": a.required, "flag": a.flag, "position": a.position,
-           "description": a.description, "default": a.default})
+/// An argument, as the plan report shows it.
+fn arg_json(a: &Arg) -> plan::Arg {
+    plan::Arg {
+        name: a.name.clone(),
+        ty: a.ty.as_str(),
+        required: a.required,
+        flag: a.flag.clone(),
+        position: a.position,
+        description: a.description.clone(),
+        default: a.default.clone(),
+    }
 }
 
-fn plan_json(p: &Plan, explain: bool) -> serde_json::Value {
+fn plan_json(p: &Plan, explain: bool) -> plan::Plan {
     let sc = &p.subcommand;
-    let mut v = json!({
-        "subcommand": sc.display(),
-        "program": program_json(&sc.program),
-        "source_section": sc.source_section,
-        "line": sc.line,
-        "invocations": sc.invocations,
-        "args": sc.args.iter().map(arg_json).collect::<Vec<_>>(),
-    });
-    match &p.outcome {
-        Outcome::Translated(n) => {
-            v["status"] = "translated".into();
-            v["name"] = n.full().into();
-            v["action"] = n.action.clone().into();
-            v["object"] = n.object.clone().into();
-            v["qualifiers"] = n.qualifiers.clone().into();
-        }
-        Outcome::Rejected { rule, reason, .. } => {
-            v["status"] = "rejected".into();
-            v["name"] = serde_json::Value::Null;
-            v["code"] = rule.code.into();
-            v["reason"] = reason.clone().into();
-        }
+    let (status, name, outcome) = match &p.outcome {
+        Outcome::Translated(n) => (
+            "translated",
+            Some(n.full()),
+            plan::Outcome::Translated {
+                action: n.action.clone(),
+                object: n.object.clone(),
+                qualifiers: n.qualifiers.clone(),
+            },
+        ),
+        Outcome::Rejected { rule, reason, .. } => (
+            "rejected",
+            None,
+            plan::Outcome::Rejected {
+                code: rule.code,
+                reason: reason.clone(),
+            },
+        ),
+    };
+    plan::Plan {
+        subcommand: sc.display(),
+        program: program_json(&sc.program),
+        source_section: sc.source_section.clone(),
+        line: sc.line,
+        invocations: sc.invocations,
+        args: sc.args.iter().map(arg_json).collect(),
+        status,
+        name,
+        outcome,
+        explain: explain.then(|| {
+            p.steps
+                .iter()
+                .map(|s| plan::Step {
+                    word: s.word.clone(),
+                    meaning: s.meaning.clone(),
+                })
+                .collect()
+        }),
     }
-    if explain {
-        v["explain"] = p
-            .steps
-            .iter()
-            .map(|s| json!({"word": s.word, "meaning": s.meaning}))
-            .collect::<Vec<_>>()
-            .into();
-    }
-    v
 }
 
 /// PlanSummary over all skills.
@@ -169,7 +322,7 @@ pub(crate) fn run(args: &PlanArgs, out: &mut Printer) -> anyhow::Result<Status> 
     }
     let settings = loaded.settings;
     // Per skill: its translation, and its first error when `check` would reject it.
-    let results: Vec<(SkillSource, Translation, Option<String>)> = loaded
+    let results: Vec<Planned> = loaded
         .skills
         .par_iter()
         .map_with(db.clone(), |db, s| {
@@ -178,97 +331,24 @@ pub(crate) fn run(args: &PlanArgs, out: &mut Printer) -> anyhow::Result<Status> 
                 .iter()
                 .find(|d| d.severity == Severity::Error)
                 .map(|d| format!("{}: {}", d.code(), d.message));
-            (
-                *s,
-                translate::translate_skill(db, *s, settings, vocab_input).clone(),
+            Planned {
+                skill: *s,
+                translation: translate::translate_skill(db, *s, settings, vocab_input).clone(),
                 error,
-            )
+            }
         })
         .collect();
     let mut totals = PlanSummary::default();
-    for (_, t, _) in &results {
-        totals.add(t);
+    for r in &results {
+        totals.add(&r.translation);
     }
-    let invalid = results.iter().filter(|(_, _, e)| e.is_some()).count() + loaded.problems.len();
+    let invalid = results.iter().filter(|r| r.error.is_some()).count() + loaded.problems.len();
     match args.format {
         ReportFormat::Json => {
-            let mut skills: Vec<serde_json::Value> = loaded
-                .problems
-                .iter()
-                .map(|p| {
-                    json!({"path": p.file, "name": null, "provider": null, "instruction_only": false,
-                               "error": format!("{}: {}", p.code(), p.message), "plans": []})
-                })
-                .collect();
-            skills.extend(results.iter().map(|(s, t, error)| {
-                let name = crate::skill::analyze_skill(db, *s, settings).model.name.as_ref().map(|n| n.value.clone());
-                json!({"path": s.display(db), "name": name, "provider": t.provider, "instruction_only": t.plans.is_empty(),
-                       "error": error, "plans": t.plans.iter().map(|p| plan_json(p, args.explain)).collect::<Vec<_>>()})
-            }));
-            let report = json!({
-                "schema": "skillc.plan/1",
-                "summary": {"skills": totals.skills, "invalid": invalid, "with_subcommands": totals.with_subcommands,
-                            "instruction_only": totals.skills - totals.with_subcommands, "plans": totals.plans,
-                            "translated": totals.translated, "rejected": totals.rejected_total(),
-                            "rejected_by_reason": totals.rejected},
-                "skills": skills,
-            });
+            let report = json_report(&loaded, &results, &totals, invalid, args.explain);
             out.line(&serde_json::to_string_pretty(&report)?)?;
         }
-        ReportFormat::Human => {
-            for p in &loaded.problems {
-                out.line(&format!("{}  (invalid: {}: {})", p.file, p.code(), p.message))?;
-            }
-            for (s, t, error) in &results {
-                if let Some(e) = error {
-                    out.line(&format!(
-                        "{}  (invalid: {e}; run `skillc check` for details)",
-                        s.display(db)
-                    ))?;
-                }
-                if args.quiet {
-                    continue;
-                }
-                if t.plans.is_empty() {
-                    if args.all && error.is_none() {
-                        out.line(&format!("{}  (instruction-only)\n", s.display(db)))?;
-                    }
-                    continue;
-                }
-                let provider = t.provider.as_deref().unwrap_or("-");
-                out.line(&format!("{}  provider {provider}", s.display(db)))?;
-                let width = t.plans.iter().map(|p| p.subcommand.display().len()).max().unwrap_or(0);
-                for p in &t.plans {
-                    let sc = p.subcommand.display();
-                    let result = match &p.outcome {
-                        Outcome::Translated(n) => n.full(),
-                        Outcome::Rejected { rule, reason, .. } => format!("rejected [{}]: {reason}", rule.code),
-                    };
-                    out.line(&format!("  {sc:<width$}  → {result}"))?;
-                    if args.explain {
-                        for step in &p.steps {
-                            let w = if step.word.is_empty() {
-                                "·".to_owned()
-                            } else {
-                                step.word.clone()
-                            };
-                            out.line(&format!("  {:<width$}      {w}: {}", "", step.meaning))?;
-                        }
-                        if !p.subcommand.args.is_empty() {
-                            let list: Vec<String> = p.subcommand.args.iter().map(arg_text).collect();
-                            out.line(&format!("  {:<width$}      args: {}", "", list.join(", ")))?;
-                        }
-                    }
-                }
-                out.line("")?;
-            }
-            let invalid_note = if invalid > 0 {
-                format!("; {invalid} invalid (see `skillc check`)")
-            } else {
-                String::new()
-            };
-            out.line(&format!("{}{invalid_note}", totals.line()))?;
-        }
+        ReportFormat::Human => print_human(out, args, &loaded, &results, &totals, invalid)?,
     }
     out.flush()?;
     Ok(if totals.rejected_total() > 0 || invalid > 0 {

@@ -5,9 +5,8 @@
 use std::io::{IsTerminal as _, Write as _};
 use std::time::Duration;
 
-use serde_json::json;
-
 use crate::build::session::{Event, Outcome};
+use crate::messages::events::{self, Finished};
 
 /// How `build` and `watch` report progress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -39,24 +38,24 @@ impl Reporter {
     }
 
     /// Prints one JSON event line (JSON mode only).
-    pub(crate) fn json(&self, value: serde_json::Value) {
+    pub(crate) fn json(&self, event: &events::Event<'_>) {
         if self.format == MessageFormat::Json {
             let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{value}");
+            let _ = writeln!(out, "{}", serde_json::to_string(event).unwrap_or_default());
             let _ = out.flush();
         }
     }
 
     /// The build starts.
     pub(crate) fn started(&mut self, roots: usize) {
-        self.json(json!({"reason": "build-started", "roots": roots}));
+        self.json(&events::Event::BuildStarted { roots });
     }
 
     /// One event of the session.
     pub(crate) fn event(&mut self, e: &Event<'_>) {
         match e {
             Event::Stage { stage, total } => {
-                self.json(json!({"reason": "stage", "stage": stage, "total": total}));
+                self.json(&events::Event::Stage { stage, total: *total });
                 if self.format == MessageFormat::Human && !self.quiet && std::io::stderr().is_terminal() {
                     if *stage == "analyze" && *total < BAR_MIN_SKILLS {
                         return;
@@ -85,10 +84,10 @@ impl Reporter {
                 }
             }
             Event::SkillRejected { path, reason } => {
-                self.json(json!({"reason": "skill-rejected", "path": path, "message": reason}));
+                self.json(&events::Event::SkillRejected { path, message: reason });
             }
             Event::Executor { name, change } => {
-                self.json(json!({"reason": "executor", "name": name, "change": change}));
+                self.json(&events::Event::Executor { name, change });
             }
         }
     }
@@ -98,28 +97,27 @@ impl Reporter {
         if let Some(b) = self.bar.take() {
             b.finish_and_clear();
         }
-        self.json(finished_json(o, elapsed));
+        self.json(&events::Event::BuildFinished(finished(o, elapsed)));
     }
 }
 
-/// The `build-finished` event.
-pub(crate) fn finished_json(o: &Outcome, elapsed: Duration) -> serde_json::Value {
-    json!({
-        "reason": "build-finished",
-        "up_to_date": o.up_to_date,
-        "success": o.totals.rejected == 0 && o.totals.skills_rejected == 0,
-        "skills": o.totals.skills,
-        "skills_rejected": o.totals.skills_rejected,
-        "plans": o.totals.plans,
-        "admitted": o.totals.admitted,
-        "rejected": o.totals.rejected,
-        "executors": o.executors,
-        "executors_added": o.added.len(),
-        "executors_updated": o.updated.len(),
-        "executors_removed": o.removed.len(),
-        "files_written": o.files_written,
-        "files_removed": o.files_removed,
-        "manifests_signed": o.manifests_signed,
-        "duration_ms": elapsed.as_secs_f64() * 1000.0,
-    })
+/// What a build did, as the `build-finished` event says it.
+pub(crate) fn finished(o: &Outcome, elapsed: Duration) -> Finished {
+    Finished {
+        up_to_date: o.up_to_date,
+        success: o.totals.rejected == 0 && o.totals.skills_rejected == 0,
+        skills: o.totals.skills,
+        skills_rejected: o.totals.skills_rejected,
+        plans: o.totals.plans,
+        admitted: o.totals.admitted,
+        rejected: o.totals.rejected,
+        executors: o.executors,
+        executors_added: o.added.len(),
+        executors_updated: o.updated.len(),
+        executors_removed: o.removed.len(),
+        files_written: o.files_written,
+        files_removed: o.files_removed,
+        manifests_signed: o.manifests_signed,
+        duration_ms: elapsed.as_secs_f64() * 1000.0,
+    }
 }

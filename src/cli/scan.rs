@@ -11,6 +11,7 @@ use serde_json::json;
 use super::check::load_skills;
 use super::{Printer, Status, project};
 use crate::diag;
+use crate::messages::{self, OrderedCounts};
 use crate::model::FindingSeverity;
 use crate::model::Mode;
 use crate::scan::unicode::{escape_invisible, escape_name};
@@ -348,58 +349,51 @@ fn human(
 }
 
 fn json_report(
-    scanned: &[Scanned],
+    scanned: &'_ [Scanned],
     fail_on: FindingSeverity,
     min: FindingSeverity,
     failed: usize,
     baseline: Option<usize>,
-) -> serde_json::Value {
+) -> messages::scan::Report<'_> {
     let c = severity_counts(scanned, min);
-    let by_severity: serde_json::Map<String, serde_json::Value> = FindingSeverity::ALL
+    let by_severity = FindingSeverity::ALL
         .iter()
-        .map(|s| (s.as_str().to_owned(), c[*s as usize].into()))
+        .map(|s| (s.as_str(), c[*s as usize]))
         .collect();
     let highest = by_highest(scanned);
-    let skills_by_highest: serde_json::Map<String, serde_json::Value> =
-        ["none", "info", "low", "medium", "high", "critical"]
-            .iter()
-            .map(|k| ((*k).to_owned(), highest.get(k).copied().unwrap_or(0).into()))
-            .collect();
-    // With a baseline: `known` per finding, and the counts of known and unmatched entries.
-    let findings = |s: &Scanned| -> Vec<serde_json::Value> {
-        shown_known(s, min)
-            .map(|(f, known)| {
-                let mut v = serde_json::to_value(f).unwrap_or_default();
-                if baseline.is_some() {
-                    v["known"] = known.into();
-                }
-                v
-            })
-            .collect()
-    };
-    let mut report = json!({
-        "schema": "skillc.scan/1",
-        "fail_on": fail_on.as_str(),
-        "summary": {
-            "skills": scanned.len(),
-            "failed": failed,
-            "findings": c.iter().sum::<usize>(),
-            "by_severity": by_severity,
-            "skills_by_highest": skills_by_highest,
+    let skills_by_highest = ["none", "info", "low", "medium", "high", "critical"]
+        .iter()
+        .map(|k| (*k, highest.get(k).copied().unwrap_or(0)))
+        .collect();
+    messages::scan::Report {
+        schema: messages::scan::SCHEMA,
+        fail_on: fail_on.as_str(),
+        summary: messages::scan::Summary {
+            skills: scanned.len(),
+            failed,
+            findings: c.iter().sum::<usize>(),
+            by_severity: OrderedCounts(by_severity),
+            skills_by_highest: OrderedCounts(skills_by_highest),
+            // With a baseline: the counts of known findings and of unmatched entries.
+            known: baseline.map(|_| known_count(scanned, min)),
+            baseline_unmatched: baseline,
         },
-        "skills": scanned.iter().map(|s| json!({
-            "path": s.path,
-            "name": s.name,
-            "highest": s.report.highest().map(FindingSeverity::as_str),
-            "failed": fails(s, fail_on),
-            "findings": findings(s),
-        })).collect::<Vec<_>>(),
-    });
-    if let Some(unmatched) = baseline {
-        report["summary"]["known"] = known_count(scanned, min).into();
-        report["summary"]["baseline_unmatched"] = unmatched.into();
+        skills: scanned
+            .iter()
+            .map(|s| messages::scan::Skill {
+                path: &s.path,
+                name: s.name.as_deref(),
+                highest: s.report.highest().map(FindingSeverity::as_str),
+                failed: fails(s, fail_on),
+                findings: shown_known(s, min)
+                    .map(|(finding, known)| messages::scan::Listed {
+                        finding,
+                        known: baseline.map(|_| known),
+                    })
+                    .collect(),
+            })
+            .collect(),
     }
-    report
 }
 
 /// Shown findings that the baseline knows.

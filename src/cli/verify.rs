@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use crate::messages;
 use anyhow::Context as _;
-use serde_json::json;
 
 use super::{Printer, ReportFormat, Status};
 use crate::emit::{self, write};
@@ -78,13 +78,22 @@ pub(crate) fn run(args: &VerifyArgs, out: &mut Printer) -> anyhow::Result<Status
     }
     match args.format {
         ReportFormat::Json => {
-            let failures: Vec<serde_json::Value> = result
-                .failures
-                .iter()
-                .map(|f| json!({"kind": f.kind(), "message": f.to_string()}))
-                .collect();
-            let report = json!({"schema": "skillc.verify/1", "ok": ok, "catalog_version": result.catalog_version,
-                "expires": result.expires, "key_id": result.key_id, "executors": result.executors, "failures": failures});
+            let report = messages::verify::Report {
+                schema: messages::verify::SCHEMA,
+                ok,
+                catalog_version: result.catalog_version,
+                expires: result.expires.as_deref(),
+                key_id: &result.key_id,
+                executors: result.executors,
+                failures: result
+                    .failures
+                    .iter()
+                    .map(|f| messages::verify::Failure {
+                        kind: f.kind(),
+                        message: f.to_string(),
+                    })
+                    .collect(),
+            };
             out.line(&serde_json::to_string_pretty(&report)?)?;
         }
         ReportFormat::Human => {

@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use crate::messages::events::Event;
 
 use super::build::{Prepared, ProjectArgs, prepare, report_error};
-use super::progress::{MessageFormat, Reporter, finished_json};
+use super::progress::{MessageFormat, Reporter, finished};
 use super::{Printer, Status};
 use crate::build::session::{Outcome, Session};
 use crate::watch::{Changes, Message, Targets, Watcher, next};
@@ -109,7 +109,9 @@ pub(crate) fn run_with(args: &WatchArgs, out: &mut Printer, after: &mut AfterBui
         None,
     )?;
     after(&first)?;
-    reporter.json(json!({"reason": "watching", "out": running.prepared.options.out_dir.display().to_string()}));
+    reporter.json(&Event::Watching {
+        out: running.prepared.options.out_dir.display().to_string(),
+    });
     if args.message_format == MessageFormat::Human {
         let roots: Vec<String> = running
             .watcher
@@ -195,7 +197,7 @@ fn wait_for_config(rx: &mpsc::Receiver<Message>, tx: &mpsc::Sender<Message>, roo
 }
 
 fn stopped(args: &WatchArgs, reporter: &Reporter, out: &mut Printer) -> anyhow::Result<Status> {
-    reporter.json(json!({"reason": "watch-stopped"}));
+    reporter.json(&Event::WatchStopped);
     if args.message_format == MessageFormat::Human {
         out.line("stopped")?;
     }
@@ -204,7 +206,7 @@ fn stopped(args: &WatchArgs, reporter: &Reporter, out: &mut Printer) -> anyhow::
 }
 
 fn problem(args: &WatchArgs, reporter: &Reporter, out: &mut Printer, message: &str) {
-    reporter.json(json!({"reason": "rebuild-failed", "message": message}));
+    reporter.json(&Event::RebuildFailed { message });
     if args.message_format == MessageFormat::Human {
         out.note(&format!("error: {message}"));
     }
@@ -282,20 +284,15 @@ fn report(
         // Why each changed skill is rejected, as `build` says it (the human lines below).
         for (path, reason) in &o.rejected {
             if what.iter().any(|w| w == path) {
-                reporter.json(json!({"reason": "skill-rejected", "path": path, "message": reason}));
+                reporter.json(&Event::SkillRejected { path, message: reason });
             }
         }
-        let mut v = finished_json(o, took);
-        if let Some(m) = v.as_object_mut() {
-            m.insert("reason".into(), "rebuild-finished".into());
-            m.insert("changed".into(), json!(what));
-            m.insert("latency_ms".into(), json!(latency.map(|l| l.as_secs_f64() * 1000.0)));
-            m.insert(
-                "rejected_skills".into(),
-                json!(o.rejected.iter().map(|(p, _)| p).collect::<Vec<_>>()),
-            );
-        }
-        reporter.json(v);
+        reporter.json(&Event::RebuildFinished {
+            finished: finished(o, took),
+            changed: what,
+            latency_ms: latency.map(|l| l.as_secs_f64() * 1000.0),
+            rejected_skills: o.rejected.iter().map(|(p, _)| p.as_str()).collect(),
+        });
         return Ok(());
     }
     if !args.quiet {

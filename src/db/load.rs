@@ -152,6 +152,54 @@ pub fn discover(base: &Path, paths: &[PathBuf], exclude: &[PathBuf]) -> Result<D
     Ok(found)
 }
 
+/// The folders holding a skill file among `files`, with the file's name (SKILL.md wins over
+/// skill.md, as the reference's `find_skill_md` decides).
+fn skill_folders(files: &[PathBuf]) -> BTreeMap<PathBuf, String> {
+    let mut skill_dirs: BTreeMap<PathBuf, String> = BTreeMap::new();
+    for file in files {
+        let name = file.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+        if is_skill_file_name(&name)
+            && let Some(parent) = file.parent()
+        {
+            // SKILL.md wins over skill.md (the reference's `find_skill_md`).
+            let slot = skill_dirs
+                .entry(parent.to_path_buf())
+                .or_insert_with(|| name.to_string());
+            if name == "SKILL.md" {
+                *slot = name.to_string();
+            }
+        }
+    }
+    skill_dirs
+}
+
+/// A skill found for each folder of `skill_dirs` under `root` (shown as `display`), its
+/// files not yet assigned.
+fn found_skills(root: &Path, display: &str, skill_dirs: &BTreeMap<PathBuf, String>) -> BTreeMap<PathBuf, FoundSkill> {
+    skill_dirs
+        .iter()
+        .map(|(dir, md)| {
+            let rel = dir.strip_prefix(root).unwrap_or(Path::new(""));
+            let disp = if rel.as_os_str().is_empty() {
+                display.to_owned()
+            } else {
+                format!("{display}/{}", display_of(rel))
+            };
+            let disp = disp.strip_prefix("./").map(str::to_owned).unwrap_or(disp);
+            (
+                dir.clone(),
+                FoundSkill {
+                    dir: dir.clone(),
+                    display: disp,
+                    skill_md: (!md.is_empty()).then(|| md.clone()),
+                    files: Vec::new(),
+                    unreadable: Vec::new(),
+                },
+            )
+        })
+        .collect()
+}
+
 /// Walks `root`. With `only_root`, `root` is the skill (its nested skills are still excluded
 /// from its files but not reported).
 fn walk(root: &Path, display: &str, excluded: &[PathBuf], only_root: bool) -> Result<Vec<FoundSkill>, LoadError> {
@@ -233,48 +281,14 @@ fn walk(root: &Path, display: &str, excluded: &[PathBuf], only_root: bool) -> Re
         files.extend(f);
         unreadable.extend(u);
     }
-    for file in &files {
-        let name = file.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-        if is_skill_file_name(&name)
-            && let Some(parent) = file.parent()
-        {
-            // SKILL.md wins over skill.md (the reference's `find_skill_md`).
-            let slot = skill_dirs
-                .entry(parent.to_path_buf())
-                .or_insert_with(|| name.to_string());
-            if name == "SKILL.md" {
-                *slot = name.to_string();
-            }
-        }
-    }
+    skill_dirs.extend(skill_folders(&files));
     if only_root {
         skill_dirs.retain(|d, _| d == root);
         if skill_dirs.is_empty() {
             skill_dirs.insert(root.to_path_buf(), String::new());
         }
     }
-    let mut skills: BTreeMap<PathBuf, FoundSkill> = skill_dirs
-        .iter()
-        .map(|(dir, md)| {
-            let rel = dir.strip_prefix(root).unwrap_or(Path::new(""));
-            let disp = if rel.as_os_str().is_empty() {
-                display.to_owned()
-            } else {
-                format!("{display}/{}", display_of(rel))
-            };
-            let disp = disp.strip_prefix("./").map(str::to_owned).unwrap_or(disp);
-            (
-                dir.clone(),
-                FoundSkill {
-                    dir: dir.clone(),
-                    display: disp,
-                    skill_md: (!md.is_empty()).then(|| md.clone()),
-                    files: Vec::new(),
-                    unreadable: Vec::new(),
-                },
-            )
-        })
-        .collect();
+    let mut skills = found_skills(root, display, &skill_dirs);
     for file in files {
         // The nearest enclosing skill folder owns the file.
         let owner = file

@@ -5,6 +5,7 @@
 //! removals). The build session decides what to write by comparing digests with its store;
 //! `out/` is never read as an input.
 
+pub mod format;
 pub mod write;
 
 use std::collections::BTreeMap;

@@ -109,33 +109,7 @@ pub fn standard_skill_md(file: &str, text: &str, dir_name: &str) -> Exported {
             moved.push((e.key.clone(), v, e.key_span.clone(), kind));
         }
     }
-    for (key, value, span, kind) in moved {
-        let mkey = match metadata.iter().find(|(k, _)| *k == key) {
-            None => key.clone(),
-            Some((_, v)) if *v == value && marker.kind_of(&key) == kind => {
-                marker.moved.insert(key.clone(), key);
-                continue;
-            }
-            Some(_) => {
-                let renamed = format!("frontmatter.{key}");
-                out.diagnostics.push(
-                    Diagnostic::new(
-                        &rules::EX003,
-                        file,
-                        src.span(span),
-                        format!(
-                            "`{key}` is also a `metadata` key with another value; exported as `metadata.{renamed}`"
-                        ),
-                    )
-                    .help("keep one of the two, or rename one, to export it under its own name"),
-                );
-                renamed
-            }
-        };
-        marker.note(&mkey, kind);
-        marker.moved.insert(mkey.clone(), key);
-        metadata.push((mkey, value));
-    }
+    place_moved(moved, &mut metadata, &mut marker, &src, &mut out.diagnostics);
     // The frontmatter writer shared with `migrate` and `check --fix`; an export has no BOM.
     let Some(layout) = Layout::of_text(text).map(Layout::without_bom) else {
         return out;
@@ -174,6 +148,46 @@ pub fn standard_skill_md(file: &str, text: &str, dir_name: &str) -> Exported {
         .extend(strict.diagnostics.into_iter().filter(|d| d.severity == Severity::Error));
     out.text = Some(new);
     out
+}
+
+/// Moves the extension keys under `metadata`: a key also there with the same value is one
+/// key; with another value it goes in as `frontmatter.<key>` (`EX003`). The marker records
+/// where each went.
+fn place_moved(
+    moved: Vec<(String, Value, std::ops::Range<usize>, Kind)>,
+    metadata: &mut Vec<(String, Value)>,
+    marker: &mut Marker,
+    src: &Source<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let file = src.file;
+    for (key, value, span, kind) in moved {
+        let mkey = match metadata.iter().find(|(k, _)| *k == key) {
+            None => key.clone(),
+            Some((_, v)) if *v == value && marker.kind_of(&key) == kind => {
+                marker.moved.insert(key.clone(), key);
+                continue;
+            }
+            Some(_) => {
+                let renamed = format!("frontmatter.{key}");
+                diagnostics.push(
+                    Diagnostic::new(
+                        &rules::EX003,
+                        file,
+                        src.span(span),
+                        format!(
+                            "`{key}` is also a `metadata` key with another value; exported as `metadata.{renamed}`"
+                        ),
+                    )
+                    .help("keep one of the two, or rename one, to export it under its own name"),
+                );
+                renamed
+            }
+        };
+        marker.note(&mkey, kind);
+        marker.moved.insert(mkey.clone(), key);
+        metadata.push((mkey, value));
+    }
 }
 
 /// The `metadata` key under which an export records how to undo itself ([`restore_skill_md`]).

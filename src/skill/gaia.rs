@@ -275,43 +275,7 @@ pub fn analyze(src: &Source<'_>, node: &Node, diags: &mut Vec<Diagnostic>) -> Ga
                     .help("use `verified`, `community` or `experimental` (the default)"),
                 ),
             },
-            "permissions" => {
-                let Some(items) = e.value.as_seq() else {
-                    diags.push(
-                        Diagnostic::new(
-                            &rules::SK051,
-                            src.file,
-                            src.span(e.value.span.clone()),
-                            "`permissions` must be a list",
-                        )
-                        .help("write one `<domain>:<level>[:<scope>]` per line, e.g. `- network:read`"),
-                    );
-                    continue;
-                };
-                for item in items {
-                    let Some(text) = item.as_str() else {
-                        diags.push(Diagnostic::new(
-                            &rules::SK051,
-                            src.file,
-                            src.span(item.span.clone()),
-                            format!("a permission must be a string, found {}", item.describe()),
-                        ));
-                        continue;
-                    };
-                    match Permission::parse(text) {
-                        Ok(p) => gaia.permissions.push(p),
-                        Err(why) => diags.push(
-                            Diagnostic::new(
-                                &rules::SK051,
-                                src.file,
-                                src.span(item.span.clone()),
-                                format!("malformed permission: {why}"),
-                            )
-                            .help("the grammar is `<domain>:<level>[:<scope>]`, e.g. `network:read:*.example.com`"),
-                        ),
-                    }
-                }
-            }
+            "permissions" => gaia.permissions.extend(permissions(src, &e.value, diags)),
             "tools" => gaia.tools = analyze_tools(src, &e.value, diags),
             "tools_required" => match e.value.as_seq().map(|s| {
                 s.iter()
@@ -370,6 +334,47 @@ pub fn analyze(src: &Source<'_>, node: &Node, diags: &mut Vec<Diagnostic>) -> Ga
         }
     }
     gaia
+}
+
+/// `permissions`: a list of `<domain>:<level>[:<scope>]` strings (`SK051` for the rest).
+fn permissions(src: &Source<'_>, node: &Node, diags: &mut Vec<Diagnostic>) -> Vec<Permission> {
+    let Some(items) = node.as_seq() else {
+        diags.push(
+            Diagnostic::new(
+                &rules::SK051,
+                src.file,
+                src.span(node.span.clone()),
+                "`permissions` must be a list",
+            )
+            .help("write one `<domain>:<level>[:<scope>]` per line, e.g. `- network:read`"),
+        );
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for item in items {
+        let Some(text) = item.as_str() else {
+            diags.push(Diagnostic::new(
+                &rules::SK051,
+                src.file,
+                src.span(item.span.clone()),
+                format!("a permission must be a string, found {}", item.describe()),
+            ));
+            continue;
+        };
+        match Permission::parse(text) {
+            Ok(p) => found.push(p),
+            Err(why) => diags.push(
+                Diagnostic::new(
+                    &rules::SK051,
+                    src.file,
+                    src.span(item.span.clone()),
+                    format!("malformed permission: {why}"),
+                )
+                .help("the grammar is `<domain>:<level>[:<scope>]`, e.g. `network:read:*.example.com`"),
+            ),
+        }
+    }
+    found
 }
 
 fn analyze_tools(src: &Source<'_>, node: &Node, diags: &mut Vec<Diagnostic>) -> Vec<GaiaTool> {

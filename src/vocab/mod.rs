@@ -368,6 +368,116 @@ impl Checker<'_> {
     }
 }
 
+impl Checker<'_> {
+    /// A qualifier, checked: its words, and the objects it qualifies (known ones only).
+    fn qualifier(
+        &mut self,
+        name: &Sp<String>,
+        def: &QualifierDef,
+        index: &mut HashMap<String, (String, Range<usize>)>,
+        labels: &mut HashMap<String, Range<usize>>,
+        v: &Vocabulary,
+    ) -> Option<Qualifier> {
+        if !self.name("qualifier", name) {
+            return None;
+        }
+        self.entry("qualifier", index, labels, name, &def.synonyms, (&def.en, &def.it));
+        let mut objects = Vec::new();
+        for o in &def.objects {
+            if v.objects.contains_key(o.get_ref()) {
+                objects.push(o.get_ref().clone());
+            } else {
+                self.error(
+                    &rules::VO003,
+                    o.span(),
+                    format!("qualifier `{}` names unknown object `{}`", name.get_ref(), o.get_ref()),
+                );
+            }
+        }
+        if def.objects.is_empty() {
+            self.error(
+                &rules::VO001,
+                name.span(),
+                format!("qualifier `{}` lists no `objects` it may qualify", name.get_ref()),
+            );
+        }
+        Some(Qualifier {
+            name: name.get_ref().clone(),
+            en: def.en.get_ref().clone(),
+            it: def.it.get_ref().clone(),
+            objects,
+            synonyms: strings(&def.synonyms),
+        })
+    }
+
+    /// The `i`-th rule, checked against the vocabulary: its words and what it names.
+    fn rule(&mut self, i: usize, r: &Sp<RuleDef>, v: &Vocabulary) -> Option<ContextRule> {
+        let line = self.src.span(r.span()).start.line;
+        let r = r.get_ref();
+        let (when, then) = (r.when.get_ref(), r.then.get_ref());
+        let mut ok = true;
+        for w in [&when.domain, &when.action] {
+            if !is_synonym_word(w.get_ref()) {
+                self.error(
+                    &rules::VO004,
+                    w.span(),
+                    format!(
+                        "rule word `{}` must be lowercase ASCII words joined by `-`",
+                        w.get_ref()
+                    ),
+                );
+                ok = false;
+            }
+        }
+        if !v.actions.contains_key(then.action.get_ref()) {
+            self.error(
+                &rules::VO003,
+                then.action.span(),
+                format!("rule names unknown action `{}`", then.action.get_ref()),
+            );
+            ok = false;
+        }
+        if !v.objects.contains_key(then.object.get_ref()) {
+            self.error(
+                &rules::VO003,
+                then.object.span(),
+                format!("rule names unknown object `{}`", then.object.get_ref()),
+            );
+            ok = false;
+        }
+        for q in &then.qualifiers {
+            match v.qualifiers.get(q.get_ref()) {
+                None => {
+                    self.error(
+                        &rules::VO003,
+                        q.span(),
+                        format!("rule names unknown qualifier `{}`", q.get_ref()),
+                    );
+                    ok = false;
+                }
+                Some(def) if !def.objects.contains(then.object.get_ref()) => {
+                    self.error(
+                        &rules::VO003,
+                        q.span(),
+                        format!("qualifier `{}` cannot qualify `{}`", q.get_ref(), then.object.get_ref()),
+                    );
+                    ok = false;
+                }
+                Some(_) => {}
+            }
+        }
+        ok.then(|| ContextRule {
+            index: i,
+            line,
+            domain: when.domain.get_ref().clone(),
+            action: when.action.get_ref().clone(),
+            then_action: then.action.get_ref().clone(),
+            then_object: then.object.get_ref().clone(),
+            then_qualifiers: then.qualifiers.iter().map(|q| q.get_ref().clone()).collect(),
+        })
+    }
+}
+
 /// Parses and validates a vocabulary file shown as `path`.
 pub fn parse(path: &str, text: &str) -> LoadedVocabulary {
     let mut c = Checker {
@@ -457,113 +567,14 @@ pub fn parse(path: &str, text: &str) -> LoadedVocabulary {
     v.object_words = index.drain().map(|(w, (n, _))| (w, n)).collect();
     labels.clear();
     for (name, def) in &file.qualifiers {
-        if !c.name("qualifier", name) {
-            continue;
+        if let Some(q) = c.qualifier(name, def, &mut index, &mut labels, &v) {
+            v.qualifiers.insert(name.get_ref().clone(), q);
         }
-        c.entry(
-            "qualifier",
-            &mut index,
-            &mut labels,
-            name,
-            &def.synonyms,
-            (&def.en, &def.it),
-        );
-        let mut objects = Vec::new();
-        for o in &def.objects {
-            if v.objects.contains_key(o.get_ref()) {
-                objects.push(o.get_ref().clone());
-            } else {
-                c.error(
-                    &rules::VO003,
-                    o.span(),
-                    format!("qualifier `{}` names unknown object `{}`", name.get_ref(), o.get_ref()),
-                );
-            }
-        }
-        if def.objects.is_empty() {
-            c.error(
-                &rules::VO001,
-                name.span(),
-                format!("qualifier `{}` lists no `objects` it may qualify", name.get_ref()),
-            );
-        }
-        v.qualifiers.insert(
-            name.get_ref().clone(),
-            Qualifier {
-                name: name.get_ref().clone(),
-                en: def.en.get_ref().clone(),
-                it: def.it.get_ref().clone(),
-                objects,
-                synonyms: strings(&def.synonyms),
-            },
-        );
     }
     v.qualifier_words = index.drain().map(|(w, (n, _))| (w, n)).collect();
     for (i, r) in file.rules.iter().enumerate() {
-        let line = c.src.span(r.span()).start.line;
-        let r = r.get_ref();
-        let (when, then) = (r.when.get_ref(), r.then.get_ref());
-        let mut ok = true;
-        for w in [&when.domain, &when.action] {
-            if !is_synonym_word(w.get_ref()) {
-                c.error(
-                    &rules::VO004,
-                    w.span(),
-                    format!(
-                        "rule word `{}` must be lowercase ASCII words joined by `-`",
-                        w.get_ref()
-                    ),
-                );
-                ok = false;
-            }
-        }
-        if !v.actions.contains_key(then.action.get_ref()) {
-            c.error(
-                &rules::VO003,
-                then.action.span(),
-                format!("rule names unknown action `{}`", then.action.get_ref()),
-            );
-            ok = false;
-        }
-        if !v.objects.contains_key(then.object.get_ref()) {
-            c.error(
-                &rules::VO003,
-                then.object.span(),
-                format!("rule names unknown object `{}`", then.object.get_ref()),
-            );
-            ok = false;
-        }
-        for q in &then.qualifiers {
-            match v.qualifiers.get(q.get_ref()) {
-                None => {
-                    c.error(
-                        &rules::VO003,
-                        q.span(),
-                        format!("rule names unknown qualifier `{}`", q.get_ref()),
-                    );
-                    ok = false;
-                }
-                Some(def) if !def.objects.contains(then.object.get_ref()) => {
-                    c.error(
-                        &rules::VO003,
-                        q.span(),
-                        format!("qualifier `{}` cannot qualify `{}`", q.get_ref(), then.object.get_ref()),
-                    );
-                    ok = false;
-                }
-                Some(_) => {}
-            }
-        }
-        if ok {
-            v.rules.push(ContextRule {
-                index: i,
-                line,
-                domain: when.domain.get_ref().clone(),
-                action: when.action.get_ref().clone(),
-                then_action: then.action.get_ref().clone(),
-                then_object: then.object.get_ref().clone(),
-                then_qualifiers: then.qualifiers.iter().map(|q| q.get_ref().clone()).collect(),
-            });
+        if let Some(rule) = c.rule(i, r, &v) {
+            v.rules.push(rule);
         }
     }
     c.diags.sort_by_key(|d| d.span.start.offset);

@@ -169,3 +169,103 @@ pub fn tree(dir: &Path) -> BTreeMap<String, (Vec<u8>, bool)> {
     }
     m
 }
+
+/// A file of `src/` as the tidy checks read it.
+pub struct SourceFile {
+    /// Its path.
+    pub path: PathBuf,
+    /// Its module path: `src/db/load.rs` → `["db", "load"]`, `src/db/mod.rs` → `["db"]`.
+    pub module: Vec<String>,
+    /// Its code outside tests: up to the first `#[cfg(test)]` item that is not the declaration
+    /// of a test module kept in its own file (`#[cfg(test)] mod tests;`).
+    pub code: String,
+}
+
+/// Every `.rs` file under `src/` but the crate roots and the test modules kept in their own
+/// files (declared `#[cfg(test)] mod name;` by their parent), sorted by path.
+pub fn source_files() -> Vec<SourceFile> {
+    let root = manifest_dir().join("src");
+    let mut files: Vec<(PathBuf, Vec<String>, String)> = walkdir::WalkDir::new(&root)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "rs"))
+        .filter_map(|e| {
+            let rel = e.path().strip_prefix(&root).ok()?;
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            Some((e.path().to_path_buf(), module_path(rel), text))
+        })
+        .collect();
+    files.sort();
+    let mut test_modules: BTreeSet<Vec<String>> = BTreeSet::new();
+    for (_, module, text) in &files {
+        for name in test_module_declarations(text) {
+            let mut child = module.clone();
+            child.push(name);
+            test_modules.insert(child);
+        }
+    }
+    files
+        .into_iter()
+        .filter(|(_, module, _)| !module.is_empty() && !test_modules.contains(module))
+        .map(|(path, module, text)| SourceFile {
+            path,
+            module,
+            code: outside_tests(&text),
+        })
+        .collect()
+}
+
+fn module_path(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .with_extension("")
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.last().is_some_and(|l| l == "mod") {
+        parts.pop();
+    }
+    if parts == ["lib"] || parts == ["main"] {
+        parts.clear();
+    }
+    parts
+}
+
+/// The `#[cfg(test)] mod name;` declarations of a file, with the declaration's span.
+fn test_declarations(text: &str) -> Vec<(String, std::ops::Range<usize>)> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(i) = text[from..].find("#[cfg(test)]").map(|i| i + from) {
+        let after = &text[i + "#[cfg(test)]".len()..];
+        let rest = after.trim_start();
+        let rest = rest
+            .strip_prefix("pub(crate) ")
+            .or_else(|| rest.strip_prefix("pub "))
+            .unwrap_or(rest);
+        if let Some(decl) = rest.strip_prefix("mod ")
+            && let Some(end) = decl.find([';', '{'])
+            && decl.as_bytes()[end] == b';'
+        {
+            let name = decl[..end].trim().to_owned();
+            let stop = text.len() - decl.len() + end + 1;
+            found.push((name, i..stop));
+        }
+        from = i + 1;
+    }
+    found
+}
+
+fn test_module_declarations(text: &str) -> Vec<String> {
+    test_declarations(text).into_iter().map(|(n, _)| n).collect()
+}
+
+/// The text before the first `#[cfg(test)]` item, the declarations of test modules in their
+/// own files left out (they declare, they hold no code).
+fn outside_tests(text: &str) -> String {
+    let mut code = text.to_owned();
+    for (_, span) in test_declarations(text).into_iter().rev() {
+        // Blank lines in their place keep the line numbers of what follows.
+        let lines = text[span.clone()].matches('\n').count();
+        code.replace_range(span, &"\n".repeat(lines));
+    }
+    code.split("#[cfg(test)]").next().unwrap_or_default().to_owned()
+}

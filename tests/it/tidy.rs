@@ -1,6 +1,7 @@
 //! Tidy checks over the source tree (rust-analyzer style): module docs, no panicking calls on
-//! the non-test paths and a thin `main.rs` (the layering is `layers`; rule docs are checked
-//! against the registry by a unit test of `rules`).
+//! the non-test paths, no file over 700 lines and a thin `main.rs` (the layering is `layers`;
+//! functions over 120 lines are clippy's `too_many_lines`, see `clippy.toml`; rule docs are
+//! checked against the registry by a unit test of `rules`).
 
 use std::path::{Path, PathBuf};
 
@@ -32,11 +33,9 @@ fn every_module_starts_with_a_doc_line() {
 #[test]
 fn no_panicking_calls_outside_tests() {
     let mut found = Vec::new();
-    for p in rust_files(&src()) {
-        let text = std::fs::read_to_string(&p).unwrap_or_default();
-        // Everything from the first `#[cfg(test)]` on is test code.
-        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
-        for (i, line) in code.lines().enumerate() {
+    for f in crate::common::source_files() {
+        let p = &f.path;
+        for (i, line) in f.code.lines().enumerate() {
             let l = line.trim_start();
             if l.starts_with("//") {
                 continue;
@@ -52,6 +51,24 @@ fn no_panicking_calls_outside_tests() {
         found.is_empty(),
         "panicking calls on non-test paths:\n{}",
         found.join("\n")
+    );
+}
+
+/// Most lines a file of `src/` may have: a file longer than this holds several modules.
+const MAX_FILE_LINES: usize = 700;
+
+#[test]
+fn no_file_is_over_700_lines() {
+    let long: Vec<String> = rust_files(&src())
+        .into_iter()
+        .filter_map(|p| {
+            let n = std::fs::read_to_string(&p).unwrap_or_default().lines().count();
+            (n > MAX_FILE_LINES).then(|| format!("{} ({n} lines)", p.display()))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "files over {MAX_FILE_LINES} lines (split them into modules of one job each): {long:?}"
     );
 }
 

@@ -1,0 +1,207 @@
+//! L3 affinity: the Jaccard overlap of a plan's affinity terms with every other executor's
+//! stays below the threshold (`AD004`). The confusion is a property of the pair, so *both*
+//! plans are rejected, each naming the executor it is most confused with (ties: the smallest
+//! name); the verdict does not depend on the order skills are found in.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rayon::prelude::*;
+
+use super::Judging;
+use crate::model::{AdmissionSettings, Level};
+use crate::rules;
+
+/// Rejects every plan still in whose affinity overlaps another's at or above the threshold.
+pub(super) fn judge(run: &mut Judging<'_, '_>, settings: &AdmissionSettings) {
+    let keys = run.alive();
+    let terms: Vec<&[String]> = keys
+        .iter()
+        .map(|&k| {
+            run.candidate(k)
+                .and_then(|c| c.executor)
+                .map_or(&[][..], |e| e.affinity.as_slice())
+        })
+        .collect();
+    let names: Vec<(String, &str)> = keys
+        .iter()
+        .map(|&k| {
+            run.candidate(k)
+                .map_or((String::new(), ""), |c| (c.name.full(), c.name.provider.as_str()))
+        })
+        .collect();
+    let mut rejected = Vec::new();
+    for (idx, (other, overlap)) in check_l3(&terms, &names, settings) {
+        let threshold = if names[idx].1 == names[other].1 {
+            settings.affinity_threshold_same_provider
+        } else {
+            settings.affinity_threshold
+        };
+        rejected.push((
+            keys[idx],
+            format!(
+                "its affinity terms overlap {:.2} with those of `{}` (threshold {threshold}): a request could mean either",
+                overlap, names[other].0
+            ),
+        ));
+    }
+    for (k, reason) in rejected {
+        run.reject(k, Level::L3, &rules::AD004, reason);
+    }
+}
+
+/// L3 over executors `terms[i]` (sorted affinity terms) named `names[i]` = (full name,
+/// provider): for every executor whose overlap with another reaches the threshold, the other
+/// executor it overlaps most with (ties: the smallest name) and the overlap.
+///
+/// Uses prefix filtering: terms are interned and ranked by rarity, and two sets with Jaccard
+/// ≥ t share a term among the first `|a| - ceil(t·|a|) + 1` rarest of each, so only those
+/// terms are indexed; the result is exactly that of comparing every pair (a unit test checks
+/// it against the quadratic scan). Memory stays linear: each executor keeps only its best
+/// match.
+pub fn check_l3(
+    terms: &[&[String]],
+    names: &[(String, &str)],
+    settings: &AdmissionSettings,
+) -> BTreeMap<usize, (usize, f64)> {
+    let t_min = settings
+        .affinity_threshold
+        .min(settings.affinity_threshold_same_provider)
+        .clamp(0.0, 1.0);
+    let (sets, vocab_size) = rarity_sets(terms);
+    let prefix = |n: usize| -> usize {
+        if n == 0 {
+            return 0;
+        }
+        let need = (t_min * n as f64).ceil() as usize;
+        (n + 1).saturating_sub(need.max(1)).min(n)
+    };
+    let mut index: Vec<Vec<u32>> = vec![Vec::new(); vocab_size];
+    for (i, set) in sets.iter().enumerate() {
+        for &t in &set[..prefix(set.len())] {
+            index[t as usize].push(u32::try_from(i).unwrap_or(u32::MAX));
+        }
+    }
+    let n = sets.len();
+    let mut provider_ids: HashMap<&str, u32> = HashMap::new();
+    let provider: Vec<u32> = names
+        .iter()
+        .map(|(_, p)| {
+            let next = u32::try_from(provider_ids.len()).unwrap_or(u32::MAX);
+            *provider_ids.entry(p).or_insert(next)
+        })
+        .collect();
+    type Best = Vec<Option<(usize, f64)>>;
+    // Is `(j, o)` a better partner than `current`? Higher overlap, then the smaller name: a
+    // total order, so merging the threads' results in any order gives the same answer.
+    let better = |current: Option<(usize, f64)>, j: usize, o: f64| match current {
+        None => true,
+        Some((bj, bo)) => o > bo || (o == bo && names[j].0 < names[bj].0),
+    };
+    // Each pair is compared once (j > i) and noted for both; every thread keeps its own best
+    // partners, merged at the end.
+    let best: Best = (0..n)
+        .into_par_iter()
+        .fold(
+            || (vec![None; n], vec![u32::MAX; n]),
+            |(mut best, mut seen): (Best, Vec<u32>), i| {
+                let a = &sets[i];
+                let stamp = u32::try_from(i).unwrap_or(u32::MAX);
+                for &t in &a[..prefix(a.len())] {
+                    for &j in &index[t as usize] {
+                        let j = j as usize;
+                        if j <= i || seen[j] == stamp {
+                            continue;
+                        }
+                        seen[j] = stamp;
+                        let b = &sets[j];
+                        let threshold = if provider[i] == provider[j] {
+                            settings.affinity_threshold_same_provider
+                        } else {
+                            settings.affinity_threshold
+                        };
+                        // Length filter: |a ∩ b| ≤ min, so J ≤ min / max.
+                        let (lo, hi) = (a.len().min(b.len()), a.len().max(b.len()));
+                        if (lo as f64) < threshold * hi as f64 {
+                            continue;
+                        }
+                        let o = overlap(a, b);
+                        if o < threshold {
+                            continue;
+                        }
+                        if better(best[i], j, o) {
+                            best[i] = Some((j, o));
+                        }
+                        if better(best[j], i, o) {
+                            best[j] = Some((i, o));
+                        }
+                    }
+                }
+                (best, seen)
+            },
+        )
+        .map(|(best, _)| best)
+        .reduce(
+            || vec![None; n],
+            |mut x, y| {
+                for (k, b) in y.into_iter().enumerate() {
+                    if let Some((j, o)) = b
+                        && better(x[k], j, o)
+                    {
+                        x[k] = Some((j, o));
+                    }
+                }
+                x
+            },
+        );
+    best.into_iter()
+        .enumerate()
+        .filter_map(|(i, b)| b.map(|b| (i, b)))
+        .collect()
+}
+
+/// Each executor's terms as sorted, de-duplicated ids ranked by rarity (then by the term), so
+/// that sorting ids sorts by rarity; and the number of distinct terms.
+fn rarity_sets(terms: &[&[String]]) -> (Vec<Vec<u32>>, usize) {
+    let mut df: HashMap<&str, u32> = HashMap::new();
+    for ts in terms {
+        for t in ts.iter() {
+            *df.entry(t.as_str()).or_default() += 1;
+        }
+    }
+    let mut vocab_terms: Vec<(&str, u32)> = df.iter().map(|(t, n)| (*t, *n)).collect();
+    vocab_terms.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(b.0)));
+    let id: HashMap<&str, u32> = vocab_terms
+        .iter()
+        .enumerate()
+        .map(|(i, (t, _))| (*t, u32::try_from(i).unwrap_or(u32::MAX)))
+        .collect();
+    let sets = terms
+        .iter()
+        .map(|ts| {
+            let mut v: Vec<u32> = ts.iter().filter_map(|t| id.get(t.as_str()).copied()).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        })
+        .collect();
+    (sets, vocab_terms.len())
+}
+
+/// Jaccard similarity `|a ∩ b| / |a ∪ b|` of two sorted, de-duplicated id lists; 0 when both
+/// are empty.
+fn overlap(a: &[u32], b: &[u32]) -> f64 {
+    let (mut i, mut j, mut both) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                both += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let union = a.len() + b.len() - both;
+    if union == 0 { 0.0 } else { both as f64 / union as f64 }
+}

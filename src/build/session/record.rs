@@ -1,0 +1,109 @@
+//! Recording a build in `.skillc/` (the build store, `build::store`): the new state — the
+//! previous one updated with what was written, removed, stamped and signed — the audit lines
+//! and the fingerprint, each written only when it changed.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::tree::Plan;
+use super::{BuildError, Outcome, Session};
+use crate::build::store::{self, Fingerprint, State};
+use crate::emit::write::EmitError;
+
+/// The state after a build, and whether it differs from the previous one.
+pub(super) struct Next {
+    state: State,
+    changed: bool,
+}
+
+/// What a build produced that the store records.
+pub(super) struct Built {
+    /// The files written, as written.
+    pub outputs: Vec<(String, store::OutputState)>,
+    /// Every executor of the catalog, stamped and signed.
+    pub executors: BTreeMap<String, store::ExecutorState>,
+    /// The catalog.
+    pub catalog: store::CatalogState,
+}
+
+/// The new state: the previous one, updated with what was written and removed (the files no
+/// longer planned are forgotten).
+pub(super) fn next_state(previous: Arc<State>, plan: &Plan<'_>, built: Built, key_digest: &str) -> Next {
+    let Built {
+        outputs: written,
+        executors,
+        catalog,
+    } = built;
+    let mut state = Arc::try_unwrap(previous).unwrap_or_else(|shared| (*shared).clone());
+    let before = state.outputs.len();
+    state.outputs.retain(|path, _| plan.contains_key(path));
+    let mut changed = state.outputs.len() != before || !written.is_empty();
+    state.outputs.extend(written);
+    let catalog = Some(catalog);
+    changed |= state.executors != executors
+        || state.catalog != catalog
+        || state.key_id != key_digest
+        || state.format != store::FORMAT;
+    state.format = store::FORMAT;
+    state.skillc = env!("CARGO_PKG_VERSION").into();
+    state.key_id = key_digest.to_owned();
+    state.executors = executors;
+    state.catalog = catalog;
+    Next { state, changed }
+}
+
+impl Session {
+    /// Records the new state, the audit lines and the fingerprint in `.skillc/` (on the
+    /// background thread when there is one), writing only what changed.
+    pub(super) fn commit(
+        &mut self,
+        next: Next,
+        audit: Vec<String>,
+        fingerprint: String,
+        outcome: &Outcome,
+    ) -> Result<(), BuildError> {
+        let state_dir = &self.opts.state_dir;
+        let anything =
+            outcome.files_written + outcome.files_removed > 0 || self.fresh && self.disk_fingerprint.is_none();
+        let state = Arc::new(next.state);
+        let mut update = store::Update::default();
+        if anything || next.changed {
+            update.state = Some(state.clone());
+        }
+        if anything {
+            update.audit = audit;
+        }
+        let fp = Fingerprint {
+            format: store::FORMAT,
+            inputs: fingerprint,
+            // A watch session writes `out/` many times: the next fresh build checks it anew.
+            out: if self.fresh {
+                store::out_stat(&self.opts.out_dir).unwrap_or_default()
+            } else {
+                String::new()
+            },
+            totals: outcome.totals,
+            executors: outcome.executors,
+            rejected: outcome.rejected.clone(),
+        };
+        if self.disk_fingerprint.as_ref() != Some(&fp) {
+            update.fingerprint = Some(fp.clone());
+            self.disk_fingerprint = Some(fp);
+        }
+        match &mut self.background {
+            Some(b) => {
+                if let Some(message) = b.take_error() {
+                    return Err(EmitError::Io {
+                        path: state_dir.display().to_string(),
+                        message,
+                    }
+                    .into());
+                }
+                b.send(update);
+            }
+            None => store::apply(state_dir, &update)?,
+        }
+        self.state = Some(state);
+        Ok(())
+    }
+}

@@ -1,0 +1,245 @@
+//! Installing an acquired skill: the one gate every import passes ([`validate_staged`], the
+//! `check` machinery on the staged copy), the tier reset and the missing-script note, then a
+//! stage in the destination's file system and a rename into place.
+
+use super::*;
+
+/// Names, checks and writes an acquired skill; the outcome says how it ended.
+pub(super) fn install(mut outcome: Outcome, mut acquired: Acquired, options: &Options) -> Outcome {
+    let Some(md_index) = acquired
+        .files
+        .iter()
+        .position(|(p, _)| p == "SKILL.md")
+        .or_else(|| acquired.files.iter().position(|(p, _)| p == "skill.md"))
+    else {
+        return outcome.end(Status::Failed, &rules::IM003, "no SKILL.md");
+    };
+    let ctx = Context {
+        dir_name: "",
+        mode: Mode::Default,
+    };
+    let analysis = validate::analyze("SKILL.md", &acquired.files[md_index].1, &ctx);
+    let Some(name) = analysis.model.name.as_ref().map(|n| n.value.clone()) else {
+        let why = analysis
+            .diagnostics
+            .iter()
+            .find(|d| d.severity == Severity::Error)
+            .map(|d| format!("{}: {}", d.code(), d.message))
+            .unwrap_or_else(|| "no `name`".into());
+        outcome.diagnostics = analysis.diagnostics.clone();
+        return outcome.end(
+            Status::Failed,
+            &rules::IM003,
+            format!("SKILL.md has no readable name ({why})"),
+        );
+    };
+    outcome.name = Some(name.clone());
+    if crate::translate::provider_of(&name).is_none() {
+        return outcome.end(
+            Status::Failed,
+            &rules::IM003,
+            format!("skill name `{name}` cannot name a folder (ASCII `[a-z0-9-]`, not a device name)"),
+        );
+    }
+    let dest = options.into.join(&name);
+    let shown = dest
+        .strip_prefix(&options.root)
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_else(|_| dest.display().to_string());
+    outcome.path = Some(shown.clone());
+    let exists = || format!("a skill named `{name}` already exists at {shown}; imports never overwrite");
+    if dest.symlink_metadata().is_ok() {
+        return outcome.end(Status::Skipped, &rules::IM006, exists());
+    }
+    // A `skillc export` moved extensions under `metadata` as strings: put them back, so that
+    // an exported skill imports as the skill it was (and its tier claim is seen below).
+    if let Some(restored) = std::str::from_utf8(&acquired.files[md_index].1)
+        .ok()
+        .and_then(crate::export::restore_skill_md)
+    {
+        acquired.files[md_index].1 = restored.into_bytes();
+    }
+    // The tier claim.
+    let mut reset = false;
+    match edit::reset_tier(&acquired.files[md_index].1) {
+        Ok(edit::TierReset::Unchanged) => {}
+        Ok(edit::TierReset::Reset { bytes, claimed }) => {
+            acquired.files[md_index].1 = bytes;
+            reset = true;
+            outcome.notes.push(Note {
+                code: rules::IM008.code,
+                message: format!("security_tier `{claimed}` reset to `experimental`: imported skills start unverified"),
+            });
+        }
+        Err(e) => return outcome.end(Status::Failed, &rules::IM008, e),
+    }
+    if acquired.lone {
+        let text = String::from_utf8_lossy(&acquired.files[md_index].1).into_owned();
+        let body = analysis.body.clone().and_then(|r| text.get(r)).unwrap_or_default();
+        let missing = edit::missing_scripts(body, acquired.files.iter().map(|(p, _)| p.as_str()));
+        if !missing.is_empty() {
+            outcome.notes.push(Note {
+                code: rules::IM007.code,
+                message: format!(
+                    "the body runs {} but only SKILL.md was imported; import the skill's folder or repository instead",
+                    missing.join(", ")
+                ),
+            });
+        }
+    }
+    // Stage, check, move into place.
+    let stage_parent = options.into.join(".skillc");
+    let result = stage_and_commit(
+        &acquired.files,
+        &acquired.executable,
+        &name,
+        &stage_parent,
+        &dest,
+        (options.limits, options.fail_on),
+        reset,
+    );
+    let _ = std::fs::remove_dir(&stage_parent);
+    match result {
+        Ok(notes) => {
+            outcome.notes.extend(notes);
+            outcome.status = Status::Imported;
+            outcome
+        }
+        Err(Commit::Invalid(diags)) => {
+            let first = diags
+                .iter()
+                .find(|d| d.severity == Severity::Error)
+                .map(|d| format!("{}: {}", d.code(), d.message))
+                .unwrap_or_default();
+            outcome.diagnostics = diags;
+            outcome.end(
+                Status::Failed,
+                &rules::IM005,
+                format!("the skill does not pass `skillc check` ({first})"),
+            )
+        }
+        Err(Commit::Exists) => outcome.end(Status::Skipped, &rules::IM006, exists()),
+        Err(Commit::Io(e)) => outcome.end(Status::Failed, &rules::IM002, e),
+    }
+}
+
+enum Commit {
+    Invalid(Vec<Diagnostic>),
+    Exists,
+    Io(String),
+}
+
+fn stage_and_commit(
+    files: &[(String, Vec<u8>)],
+    executable: &BTreeSet<String>,
+    name: &str,
+    stage_parent: &Path,
+    dest: &Path,
+    (limits, fail_on): (Limits, FindingSeverity),
+    reset: bool,
+) -> Result<Vec<Note>, Commit> {
+    let io = |p: &Path| {
+        let p = p.display().to_string();
+        move |e: std::io::Error| Commit::Io(format!("{p}: {e}"))
+    };
+    std::fs::create_dir_all(stage_parent).map_err(io(stage_parent))?;
+    let stage = tempfile::Builder::new()
+        .prefix("import-")
+        .tempdir_in(stage_parent)
+        .map_err(io(stage_parent))?;
+    let staged = stage.path().join(name);
+    for (rel, bytes) in files {
+        let path = staged.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io(parent))?;
+        }
+        std::fs::write(&path, bytes).map_err(io(&path))?;
+        #[cfg(unix)]
+        if executable.contains(rel) {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).map_err(io(&path))?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = executable;
+    let mut diags = validate_staged(stage.path(), name, limits, fail_on).map_err(Commit::Io)?;
+    let mut notes = Vec::new();
+    if reset {
+        // Permissions the claimed tier allowed and `experimental` does not: kept, reported;
+        // `build` rejects the skill until a reviewer raises the tier.
+        diags.retain(|d| {
+            if d.rule.code == rules::SK052.code {
+                notes.push(Note {
+                    code: rules::IM008.code,
+                    message: format!(
+                        "{} ({}); raise `security_tier` after review",
+                        d.message,
+                        rules::SK052.code
+                    ),
+                });
+                false
+            } else {
+                true
+            }
+        });
+    }
+    if diags.iter().any(|d| d.severity == Severity::Error) {
+        return Err(Commit::Invalid(diags));
+    }
+    if dest.symlink_metadata().is_ok() {
+        return Err(Commit::Exists);
+    }
+    std::fs::rename(&staged, dest).map_err(io(dest))?;
+    Ok(notes)
+}
+
+/// Checks a staged skill before it enters the skills root: the skill `name` in the folder
+/// `stage` goes through `db::load`, `skill::check_skill` exactly as `skillc check` would
+/// (parse, fields, limits, links), and the security scan (`scan::scan_skill`), whose findings
+/// at or above `fail_on` become `SC000` errors as they reject the skill in `build`. Returns
+/// every diagnostic; an error refuses the import.
+///
+/// This is the one place every imported skill passes before it is written.
+///
+/// # Errors
+/// A message when the staged copy cannot be read back.
+pub fn validate_staged(
+    stage: &Path,
+    name: &str,
+    limits: Limits,
+    fail_on: FindingSeverity,
+) -> Result<Vec<Diagnostic>, String> {
+    let found = load::discover(stage, &[PathBuf::from(name)], &[]).map_err(|e| e.to_string())?;
+    let mut diags = found.problems;
+    let read = load::read(found.skills, limits, true);
+    let db = Db::default();
+    let settings = Settings::new(&db, Mode::Default, limits);
+    for skill in load::to_inputs(&db, read) {
+        diags.extend(
+            crate::skill::check_skill(&db, skill, settings)
+                .diagnostics
+                .iter()
+                .cloned(),
+        );
+        let scan = crate::scan::scan_skill(&db, skill, settings);
+        for f in scan.findings.iter().filter(|f| f.severity >= fail_on) {
+            let pos = crate::diag::Pos {
+                offset: 0,
+                line: f.line,
+                column: f.column,
+            };
+            diags.push(Diagnostic::new(
+                &rules::SC000,
+                f.file.clone(),
+                crate::diag::Span::at(pos),
+                format!(
+                    "security finding {} ({}): {}",
+                    f.rule.code,
+                    f.severity,
+                    crate::scan::unicode::escape_invisible(&f.reason)
+                ),
+            ));
+        }
+    }
+    Ok(diags)
+}
