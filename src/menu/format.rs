@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use super::select::{Item, Matched, Selection};
+use crate::messages::menu::{MatchedFeature, MenuDoc, MenuEntry};
 use crate::util::sorted_json;
 
 /// The tool's name.
@@ -75,30 +76,38 @@ pub fn pretty(v: Value) -> String {
 /// "embedder", "recipe", "threshold", "warnings"}`; with `explain`, each entry also has
 /// `triggers` (those that matched) and `matched` (features and their contributions).
 pub fn json_doc(sel: &Selection, explain: Option<&[Vec<Matched>]>) -> Value {
-    let menu: Vec<Value> = sel
+    let menu = sel
         .items
         .iter()
         .enumerate()
-        .map(|(k, i)| {
-            let mut v = json!({
-                "slug": i.slug, "title": i.title, "description": i.description,
-                "pass": i.pass.as_str(), "score": i.score,
-            });
-            if let (Some(e), Some(o)) = (explain, v.as_object_mut()) {
-                o.insert("triggers".into(), json!(i.triggers));
-                o.insert("matched".into(), json!(e.get(k).cloned().unwrap_or_default()));
-            }
-            v
+        .map(|(k, i)| MenuEntry {
+            slug: i.slug.clone(),
+            title: i.title.clone(),
+            description: i.description.clone(),
+            pass: i.pass.as_str(),
+            score: i.score,
+            triggers: explain.map(|_| i.triggers.clone()),
+            matched: explain.map(|e| {
+                e.get(k)
+                    .into_iter()
+                    .flatten()
+                    .map(|m| MatchedFeature {
+                        feature: m.feature.clone(),
+                        contribution: m.contribution,
+                    })
+                    .collect()
+            }),
         })
         .collect();
-    json!({
-        "menu": menu,
-        "tool": tool(&sel.items, ToolFormat::Plain),
-        "embedder": sel.embedder,
-        "recipe": sel.recipe,
-        "threshold": sel.threshold,
-        "warnings": sel.warnings,
-    })
+    let doc = MenuDoc {
+        menu,
+        tool: tool(&sel.items, ToolFormat::Plain),
+        embedder: sel.embedder.clone(),
+        recipe: sel.recipe.clone(),
+        threshold: sel.threshold,
+        warnings: sel.warnings.clone(),
+    };
+    serde_json::to_value(doc).unwrap_or(Value::Null)
 }
 
 /// Escapes `& < > " '` as Python's `html.escape(quote=True)` does, and replaces control

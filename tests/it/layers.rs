@@ -83,7 +83,9 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
     (
         "menu",
         Core,
-        &["db", "diag", "model", "route", "rules", "skill", "util", "vocab"],
+        &[
+            "db", "diag", "messages", "model", "route", "rules", "skill", "util", "vocab",
+        ],
     ),
     ("sign", Core, &["util"]),
     // The out/ contract, the build's queries and verification.
