@@ -115,6 +115,12 @@ struct File {
     scan: Option<ScanSection>,
     limits: Option<LimitsSection>,
     import: Option<ImportSection>,
+    /// `[menu]` and `[agents.<id>]`: parsed with their own diagnostics by
+    /// `menu::settings::parse`.
+    #[serde(rename = "menu")]
+    _menu: Option<serde::de::IgnoredAny>,
+    #[serde(rename = "agents")]
+    _agents: Option<serde::de::IgnoredAny>,
     check: Option<CheckSection>,
     verify: Option<VerifySection>,
     /// `[curator]`: parsed with its own diagnostics by `curate::config::parse`.

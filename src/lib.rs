@@ -26,6 +26,7 @@ mod extract;
 mod fix;
 mod generate;
 mod import;
+mod menu;
 mod messages;
 mod migrate;
 mod model;
@@ -64,6 +65,15 @@ pub use scan::{Finding, ScanReport, scan_skill};
 pub use skill::{SkillCheck, analyze_skill, check_skill};
 pub use translate::{Translation, translate_skill};
 pub use vocab::{DEFAULT_PATH as BUILT_IN_VOCABULARY_PATH, DEFAULT_TEXT as BUILT_IN_VOCABULARY, vocabulary};
+
+// The catalog in use (RUNTIME.md §1): open a verified `out/` once, then ask its menu per
+// turn and load playbooks, with no process and no file read per turn.
+pub use catalog::menu::{
+    CatalogError as MenuCatalogError, Depth as MenuDepth, MenuCatalog, OpenOptions as MenuOpenOptions,
+};
+pub use menu::calibrate::{Battery, Figures as CalibrationFigures, Turn as BatteryTurn, parse_battery};
+pub use menu::format::{ToolFormat, json_doc, tool as load_playbook_tool};
+pub use menu::{Candidate, DenseTurn, Item as MenuItem, Menu, MenuError, Pass, Query, Selection};
 
 // Dense embedders (the menu's semantic pass): the interface, and the local model behind the
 // cargo feature `local-model`.

@@ -219,6 +219,26 @@ impl PublicKey {
     /// # Errors
     /// [`SignError`] naming what failed: layout, key id, signature or trusted comment.
     pub fn verify(&self, data: &[u8], sig_file: &str) -> Result<String, SignError> {
+        let (sig, trusted) = self.signed_comment(sig_file)?;
+        let hash = Blake2b512::digest(data);
+        self.verifying
+            .verify_strict(&hash, &sig)
+            .map_err(|_| SignError::BadSignature)?;
+        Ok(trusted)
+    }
+
+    /// Verifies the trusted comment of a `.sig` file alone (its global signature, which covers
+    /// the file's signature and the comment), without the signed file: that the file is an
+    /// untampered signature by this key, and what it says. Returns the trusted comment.
+    ///
+    /// # Errors
+    /// [`SignError`] naming what failed: layout, key id or trusted comment.
+    pub fn verify_comment(&self, sig_file: &str) -> Result<String, SignError> {
+        Ok(self.signed_comment(sig_file)?.1)
+    }
+
+    /// The file signature and the verified trusted comment of a `.sig` file.
+    fn signed_comment(&self, sig_file: &str) -> Result<(Signature, String), SignError> {
         let lines: Vec<&str> = sig_file.lines().collect();
         if lines.len() < 4 || !lines[0].starts_with("untrusted comment:") {
             return Err(malformed(
@@ -247,11 +267,6 @@ impl PublicKey {
         let sig_bytes: [u8; 64] = raw[10..74]
             .try_into()
             .map_err(|_| malformed("signature", "short signature"))?;
-        let sig = Signature::from_bytes(&sig_bytes);
-        let hash = Blake2b512::digest(data);
-        self.verifying
-            .verify_strict(&hash, &sig)
-            .map_err(|_| SignError::BadSignature)?;
         let trusted = lines[2]
             .strip_prefix("trusted comment: ")
             .ok_or_else(|| malformed("signature", "line 3 is not a trusted comment"))?;
@@ -267,7 +282,7 @@ impl PublicKey {
         self.verifying
             .verify_strict(&msg, &Signature::from_bytes(&global))
             .map_err(|_| SignError::BadTrustedComment)?;
-        Ok(trusted.to_owned())
+        Ok((Signature::from_bytes(&sig_bytes), trusted.to_owned()))
     }
 
     /// The key id in minisign's hex form.
@@ -295,6 +310,20 @@ mod tests {
         assert_eq!(pk.verify(b"hello", &forged), Err(SignError::BadTrustedComment));
         let other = SecretKey::from_seed([8u8; 32], *b"otherKEY").public();
         assert!(matches!(other.verify(b"hello", &sig), Err(SignError::WrongKey { .. })));
+        // The trusted comment alone: genuine without the file, refused when forged.
+        assert_eq!(pk.verify_comment(&sig), Ok("file:x".to_owned()));
+        assert_eq!(pk.verify_comment(&forged), Err(SignError::BadTrustedComment));
+        let lines: Vec<&str> = sig.lines().collect();
+        let other_sig = k.sign(b"other", "file:x");
+        let swapped = format!(
+            "{}\n{}\n{}\n{}\n",
+            lines[0],
+            other_sig.lines().nth(1).unwrap_or_default(),
+            lines[2],
+            lines[3]
+        );
+        assert_eq!(pk.verify_comment(&swapped), Err(SignError::BadTrustedComment));
+        assert!(matches!(other.verify_comment(&sig), Err(SignError::WrongKey { .. })));
     }
 
     #[test]

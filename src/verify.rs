@@ -218,13 +218,23 @@ pub fn verify(files: &BTreeMap<String, Entry>, key: &PublicKey, opts: &Options) 
             });
         }
     }
-    for required in [REPORT, ROUTING, PUBLIC_KEY] {
+    for required in [REPORT, ROUTING, PUBLIC_KEY, emit::MENU_INDEX] {
         if !vouched.contains(required) {
             v.failures.push(Failure::Malformed {
                 file: CATALOG.into(),
                 why: format!("does not vouch for {required}"),
             });
         }
+    }
+    // The menu index is signed too (the menu reads it without the catalog), for this catalog.
+    vouched.insert(emit::MENU_INDEX_SIG.into());
+    if let Some(t) = check_sig(key, files, emit::MENU_INDEX, &mut v)
+        && t != emit::menu_trusted_comment(catalog.catalog_version, &catalog.expires)
+    {
+        v.failures.push(Failure::Malformed {
+            file: emit::MENU_INDEX_SIG.into(),
+            why: format!("the trusted comment `{t}` disagrees with catalog.toml"),
+        });
     }
     v.executors = catalog.executors.len();
     let mut weak: BTreeMap<String, usize> = BTreeMap::new();

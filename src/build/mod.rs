@@ -29,7 +29,9 @@
 //! above `scan.fail_on` sets `rejected`); new admission levels extend [`admission`], which
 //! sees the whole catalog through [`admit::admit`].
 
+pub mod dense;
 pub mod exec;
+pub mod menu;
 pub mod report;
 pub mod session;
 pub mod store;

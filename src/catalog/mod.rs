@@ -8,10 +8,18 @@
 //! verify` would refuse — [`Catalog::open`] returns [`OpenError::Refused`] instead.
 //!
 //! API boundary: this is the only reader of `out/` besides `skillc verify`; the CLI and
-//! `serve` get skills, executors, files and the body from here.
+//! `serve` get skills, executors, files, the body and the menu from here.
+//!
+//! - [`menu`]: the menu and playbooks alone — `skillc menu`, `skillc playbook` and programs
+//!   embedding skillc open a catalog with [`menu::MenuCatalog::open`], which verifies the chain
+//!   of trust of what the menu reads (not the 5 MB `catalog.toml` of a 10k catalog), then ask
+//!   it per turn with no file read.
+//! - [`Catalog`] holds the same menu, loaded from the bytes it verified, for `serve` and
+//!   `skillc search`.
 
 pub mod export;
 pub mod files;
+pub mod menu;
 pub mod read;
 mod skills;
 pub mod view;
@@ -19,7 +27,8 @@ pub mod view;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use crate::emit::{CATALOG, PUBLIC_KEY, REPORT};
+use crate::emit::{CATALOG, MENU_INDEX, MENU_VECTORS, PUBLIC_KEY, REPORT};
+use crate::menu::{Candidate, Menu, MenuError, Query, Selection};
 use crate::verify::{self, Entry, Failure};
 pub use skills::{Skill, Status};
 pub use view::{Annotation, Annotations};
@@ -34,6 +43,9 @@ pub struct OpenOptions {
     pub now: i64,
     /// The lowest `catalog_version` acceptable for this key (rollback), when known.
     pub accepted: Option<i64>,
+    /// The local model folder for turns, when the catalog's dense vectors come from one
+    /// (default: the folder configured at build time, relative to the catalog's parent).
+    pub model: Option<PathBuf>,
 }
 
 /// Why a catalog cannot be opened.
@@ -91,6 +103,8 @@ pub struct Catalog {
     executable: BTreeSet<String>,
     skills: Vec<Skill>,
     by_name: HashMap<String, usize>,
+    menu: Menu,
+    embedder: Option<menu::TurnEmbedder>,
 }
 
 impl Catalog {
@@ -141,6 +155,12 @@ impl Catalog {
             .map_err(|why| malformed(CATALOG, why))?;
         let report: files::Report = serde_json::from_slice(files.get(REPORT).map_or(&[][..], Vec::as_slice))
             .map_err(|e| malformed(REPORT, e.to_string()))?;
+        let menu = Menu::load(
+            files.get(MENU_INDEX).cloned().unwrap_or_default(),
+            files.get(MENU_VECTORS).cloned(),
+        )
+        .map_err(|e| malformed(MENU_INDEX, e.0))?;
+        let embedder = menu::TurnEmbedder::for_menu(&menu, out, opts.model.as_deref());
         let skills = skills::build(&catalog, &report, &files);
         let by_name = skills.iter().enumerate().map(|(i, s)| (s.name.clone(), i)).collect();
         let verified = Verified {
@@ -161,7 +181,53 @@ impl Catalog {
             executable,
             skills,
             by_name,
+            menu,
+            embedder,
         })
+    }
+
+    /// The catalog's menu (RUNTIME.md §1), loaded from the verified `menu.idx`.
+    pub fn menu(&self) -> &Menu {
+        &self.menu
+    }
+
+    /// Whether turns are embedded by a dense embedder (a local model or an endpoint), which
+    /// may block; without one a turn is scored by the built-in embedder alone.
+    pub fn has_dense(&self) -> bool {
+        self.embedder.is_some()
+    }
+
+    /// The menu of a turn, its dense half embedded by the catalog's embedder (an unreachable
+    /// embedder is a warning of the selection, never an error).
+    ///
+    /// # Errors
+    /// [`MenuError`] as [`Menu::select`]: an unknown agent, a size out of range, no
+    /// threshold for the embedder.
+    pub fn select(&self, turn: &str, agent: Option<&str>, size: Option<usize>) -> Result<Selection, MenuError> {
+        let dense = self
+            .embedder
+            .as_ref()
+            .map_or(crate::menu::DenseTurn::None, |e| e.embed(turn));
+        self.menu.select(&Query {
+            turn,
+            agent,
+            size,
+            dense,
+        })
+    }
+
+    /// The catalog ranked for a query with the menu's lexical ranking, best first, at most
+    /// `limit`, each with the position of its skill in [`Catalog::skills`] (search).
+    ///
+    /// # Errors
+    /// [`MenuError`] as [`Menu::rank`].
+    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<(usize, Candidate)>, MenuError> {
+        let ranked = self.menu.rank(query, None, limit)?;
+        let index = self.menu.index();
+        Ok(ranked
+            .into_iter()
+            .filter_map(|c| Some((self.index_of(&index.skills.get(c.index)?.slug)?, c)))
+            .collect())
     }
 
     /// What verification established.

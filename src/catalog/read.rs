@@ -5,7 +5,7 @@
 //! serves are exactly the bytes that were verified (no second read after the check).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::emit::write;
 use crate::sign::PublicKey;
@@ -113,4 +113,37 @@ pub fn read_key(path: &Path) -> Result<PublicKey, KeyError> {
         path: shown,
         message: e.to_string(),
     })
+}
+
+/// The default rollback state `skillc verify` writes: `$XDG_STATE_HOME/skillc/verify-state.json`,
+/// else `~/.local/state/skillc/verify-state.json`.
+pub fn default_state() -> PathBuf {
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    base.join("skillc").join("verify-state.json")
+}
+
+/// The last `catalog_version` accepted for `key_id` in `skillc verify`'s state file (read as
+/// [`crate::trust::TrustState`], either version); `None` when the file is absent or has no
+/// entry for the key.
+///
+/// # Errors
+/// [`ReadError`] when the file exists but is damaged: a catalog is never used without the
+/// rollback protection its user set up.
+pub fn accepted(state: &Path, key_id: &str) -> Result<Option<i64>, ReadError> {
+    match std::fs::read(state) {
+        Err(_) => Ok(None),
+        Ok(b) => {
+            let s = crate::trust::TrustState::parse(&b).map_err(|_| {
+                err(
+                    state,
+                    "damaged; refusing the catalog without rollback protection (repair or remove it)",
+                )
+            })?;
+            Ok(s.keys.get(key_id).copied())
+        }
+    }
 }

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::files::{self, CatalogFile, Finding, Manifest, Report, ReportSkill};
+use crate::menu::text::{disabled, one_line, title};
 use crate::model::Mode;
 use crate::skill::validate::{self, Context};
 use crate::skill::yaml::Node;
@@ -236,59 +237,5 @@ fn from_skill_md(name: &str, bytes: Option<&Vec<u8>>) -> Skill {
         frontmatter: root.map_or(serde_json::Value::Null, Node::to_json_typed),
         body_offset: analysis.as_ref().and_then(|a| a.body.as_ref()).map(|r| r.start),
         files: Vec::new(),
-    }
-}
-
-// The three rules below are RUNTIME.md §1's ("Where menu data comes from"); the menu stage
-// (issue 19) owns them and this copy goes when it lands.
-
-/// `metadata.title` when present, else the name with hyphens as spaces.
-fn title(name: &str, metadata: Option<&Node>) -> String {
-    metadata
-        .and_then(|m| m.get_value("title"))
-        .and_then(Node::as_str)
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map_or_else(|| name.replace('-', " "), str::to_owned)
-}
-
-/// `metadata.disabled: "true"`.
-fn disabled(metadata: Option<&Node>) -> bool {
-    metadata
-        .and_then(|m| m.get_value("disabled"))
-        .and_then(Node::as_str)
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-}
-
-/// The first sentence of a description, newlines collapsed, at most 160 characters (cut on a
-/// word, with `…`).
-pub fn one_line(description: &str) -> String {
-    let collapsed = description.split_whitespace().collect::<Vec<_>>().join(" ");
-    let sentence = collapsed
-        .char_indices()
-        .find(|&(i, c)| matches!(c, '.' | '!' | '?') && collapsed[i + c.len_utf8()..].starts_with(' '))
-        .map_or(collapsed.as_str(), |(i, c)| &collapsed[..i + c.len_utf8()]);
-    const MAX: usize = 160;
-    if sentence.chars().count() <= MAX {
-        return sentence.to_owned();
-    }
-    let mut cut: String = sentence.chars().take(MAX - 1).collect();
-    if let Some(space) = cut.rfind(' ') {
-        cut.truncate(space);
-    }
-    format!("{}…", cut.trim_end_matches([',', ';', ':', ' ']))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::one_line;
-
-    #[test]
-    fn one_line_is_the_first_sentence_cut_on_a_word() {
-        assert_eq!(one_line("Manage tasks.\nAdd them. Then more."), "Manage tasks.");
-        assert_eq!(one_line("v1.2 is fine"), "v1.2 is fine");
-        let long = "word ".repeat(60);
-        let l = one_line(&long);
-        assert!(l.ends_with('…') && l.chars().count() <= 160, "{l}");
     }
 }

@@ -244,3 +244,43 @@ impl Catalog {
             .collect()
     }
 }
+
+/// One result of `skillc search` and `GET /api/search`: the skill's list line, its score
+/// under the menu's ranking and the triggers the query matched.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct SearchHit {
+    /// The skill, as listed.
+    #[serde(flatten)]
+    pub summary: Summary,
+    /// Score under the menu's lexical ranking (cosine, four decimals; RUNTIME.md §1).
+    pub score: f64,
+    /// The skill's triggers found in the query (case-folded); hits rank first.
+    pub triggers: Vec<String>,
+}
+
+impl Catalog {
+    /// The catalog searched with the menu's ranking, best first, at most `limit`: skills with
+    /// a trigger hit (more hits first), then by score; disabled skills are never found.
+    ///
+    /// # Errors
+    /// [`crate::menu::MenuError`] as [`crate::menu::Menu::rank`].
+    pub fn search_hits(
+        &self,
+        query: &str,
+        limit: usize,
+        notes: &Annotations,
+    ) -> Result<Vec<SearchHit>, crate::menu::MenuError> {
+        Ok(self
+            .search(query, limit)?
+            .into_iter()
+            .map(|(i, c)| {
+                let s = &self.skills()[i];
+                SearchHit {
+                    summary: Summary::of(s, notes.get(&s.name)),
+                    score: c.score,
+                    triggers: c.hits,
+                }
+            })
+            .collect())
+    }
+}

@@ -199,6 +199,8 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
         root.join(crate::config::FILE_NAME),
         root.join(crate::import::lock::FILE_NAME),
         root.join(project::TRANSLATIONS),
+        // The thresholds `skillc menu calibrate` records go into the menu index.
+        root.join(crate::menu::settings::CALIBRATION_FILE),
     ];
     if vocab_file.is_none()
         && args.vocabulary.is_none()
@@ -227,6 +229,7 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
                 .into_values()
                 .map(|e| (e.name, e.source))
                 .collect(),
+            menu: super::menu::build_settings(root, &project.menu)?,
         },
         vocab_text: vtext,
         _lock: lock,

@@ -3,12 +3,12 @@
 //! catalog through `crate::catalog` — the layer `skillc serve` reads through too — and refuses
 //! a catalog that does not verify (exit 1).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::json;
 
 use super::{Printer, ReportFormat, Status, project};
-use crate::catalog::view::{Detail, Filter, Summary};
+use crate::catalog::view::{Detail, Filter, SearchHit, Summary};
 use crate::catalog::{Annotations, Catalog, OpenError, OpenOptions, Status as SkillStatus};
 use crate::serve;
 
@@ -82,6 +82,7 @@ pub(crate) fn open(args: &CatalogArgs, out: &mut Printer) -> anyhow::Result<Resu
         key: args.public_key.as_ref().map(|k| cwd.join(k)),
         now: jiff::Timestamp::now().as_second(),
         accepted: None,
+        model: None,
     };
     match Catalog::open(&dir, &opts) {
         Ok(c) => {
@@ -275,10 +276,56 @@ fn human_info(d: &Detail) -> Vec<String> {
 }
 
 pub(crate) fn search(args: &SearchArgs, out: &mut Printer) -> anyhow::Result<Status> {
-    let (_catalog, _notes) = match open(&args.catalog, out)? {
+    anyhow::ensure!(
+        (1..=200).contains(&args.limit),
+        "--limit is 1 to 200 (got {})",
+        args.limit
+    );
+    anyhow::ensure!(
+        !args.query.trim().is_empty(),
+        "the query is empty: give words to look for"
+    );
+    let (catalog, notes) = match open(&args.catalog, out)? {
         Ok(x) => x,
         Err(s) => return Ok(s),
     };
-    let _ = (Path::new(""), args.limit, &args.query);
-    anyhow::bail!("`skillc search` ranks with the menu stage (issue 19), which this skillc does not have yet")
+    let hits = catalog.search_hits(&args.query, args.limit, &notes)?;
+    match args.catalog.format {
+        ReportFormat::Json => {
+            let doc = json!({"schema": "skillc.search/1", "catalog": catalog_json(&catalog), "query": args.query,
+                "embedder": catalog.menu().index().header.embedder, "count": hits.len(), "results": hits});
+            out.line(&serde_json::to_string_pretty(&doc)?)?;
+        }
+        ReportFormat::Human => {
+            if hits.is_empty() {
+                out.line("no skill matches")?;
+            } else {
+                out.line(&search_table(&hits))?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(Status::Success)
+}
+
+/// `NAME  SCORE  DESCRIPTION`, a trigger hit marked after the score.
+fn search_table(hits: &[SearchHit]) -> String {
+    let width = hits
+        .iter()
+        .map(|h| h.summary.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(4);
+    let mut s = format!("{:<width$}  SCORE   DESCRIPTION", "NAME");
+    for h in hits {
+        let mark = if h.triggers.is_empty() { ' ' } else { '*' };
+        s.push_str(&format!(
+            "\n{:<width$}  {:.4}{mark}  {}",
+            h.summary.name, h.score, h.summary.description
+        ));
+    }
+    if hits.iter().any(|h| !h.triggers.is_empty()) {
+        s.push_str("\n* a trigger of the skill is in the query");
+    }
+    s
 }

@@ -16,6 +16,7 @@ mod github;
 mod import;
 mod keys;
 mod manage;
+mod menu;
 mod migrate;
 mod output;
 mod pin;
@@ -159,6 +160,13 @@ pub enum Command {
     /// Export a skill for other agents: a deterministic zip (`<name>/SKILL.md` and its files),
     /// or the bare SKILL.md, with only the standard frontmatter keys at the top level.
     Export(export::ExportArgs),
+    /// The skills that fit an agent's turn (at most 6), from a verified catalog, with the
+    /// `load_playbook` tool: `--format json|xml|anthropic|openai`; `menu calibrate BATTERY`
+    /// chooses the threshold τ.
+    Menu(menu::MenuArgs),
+    /// Print a skill's playbook (its SKILL.md body, verbatim) from a verified catalog;
+    /// `--menu-turn TEXT` refuses a skill that turn's menu does not offer.
+    Playbook(menu::PlaybookArgs),
     /// Print the vocabulary in use (the project's `vocabulary.toml`, else the built-in one);
     /// `skillc vocabulary --default > vocabulary.toml` starts a project vocabulary.
     Vocabulary {
@@ -266,6 +274,8 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
         Command::Keygen(k) => keys::keygen(&k, &mut out),
         Command::Migrate(m) => migrate::run(&m, &mut out),
         Command::Export(e) => export::run(&e, &mut out),
+        Command::Menu(m) => menu::run(&m, &mut out),
+        Command::Playbook(p) => menu::playbook(&p, &mut out),
         Command::ReadProperties { path } => props::read_properties(&path, &mut out),
         Command::ToPrompt { paths } => props::to_prompt(&paths, &mut out),
         Command::Explain { code } => explain(code.as_deref(), &mut out),

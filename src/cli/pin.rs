@@ -15,12 +15,7 @@ use crate::trust::{Anchor, Candidate, TrustState};
 /// The default state file: `$XDG_STATE_HOME/skillc/verify-state.json`, else
 /// `~/.local/state/skillc/verify-state.json`.
 pub(crate) fn default_state() -> PathBuf {
-    let base = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
-        .unwrap_or_else(|| PathBuf::from("."));
-    base.join("skillc").join("verify-state.json")
+    crate::catalog::read::default_state()
 }
 
 /// Takes the state file's lock (`verify-state.json.lock` beside it, created with its folder):

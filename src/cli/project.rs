@@ -18,6 +18,8 @@ pub(crate) struct Project {
     pub config: Config,
     /// Its `[curator]` section.
     pub curator: crate::curate::config::CuratorConfig,
+    /// Its `[menu]` and `[agents.<id>]` sections.
+    pub menu: crate::menu::settings::MenuSettings,
 }
 
 /// Prints diagnostics about a text file to standard error, with snippets.
@@ -73,23 +75,26 @@ pub(crate) fn find_root(start: &Path) -> PathBuf {
 pub(crate) fn load(cwd: &Path, out: &mut Printer) -> anyhow::Result<Project> {
     let root = &find_root(cwd);
     let path = root.join(config::FILE_NAME);
-    let (config, curator) = if path.is_file() {
+    let (config, curator, menu) = if path.is_file() {
         let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
         let (config, mut diags) = config::parse(config::FILE_NAME, &text);
         let (curator, more) = crate::curate::config::parse(config::FILE_NAME, &text);
+        diags.extend(more);
+        let (menu, more) = crate::menu::settings::parse(config::FILE_NAME, &text);
         diags.extend(more);
         print_file_diagnostics(out, &diags, &text);
         if diags.iter().any(|d| d.severity == Severity::Error) {
             anyhow::bail!("{} is invalid (see above)", config::FILE_NAME);
         }
-        (config, curator)
+        (config, curator, menu)
     } else {
-        (Config::default(), Default::default())
+        (Config::default(), Default::default(), Default::default())
     };
     Ok(Project {
         root: root.to_path_buf(),
         config,
         curator,
+        menu,
     })
 }
 

@@ -143,6 +143,7 @@ pub(crate) fn run(args: &ServeArgs, out: &mut Printer) -> anyhow::Result<Status>
             key: args.public_key.as_ref().map(|k| cwd.join(k)),
             now: 0,
             accepted: None,
+            model: None,
         },
         token,
         project: Some(serve_project(&project)?),

@@ -25,6 +25,12 @@ pub const PUBLIC_KEY: &str = "skillc.pub";
 pub const REPORT: &str = "report.json";
 /// The routing battery.
 pub const ROUTING: &str = "routing.toml";
+/// The menu index (RUNTIME.md §1; FORMATS.md, "menu.idx").
+pub const MENU_INDEX: &str = "menu.idx";
+/// Signature of the menu index, so that a menu needs not read the whole catalog.
+pub const MENU_INDEX_SIG: &str = "menu.idx.sig";
+/// The skills' dense vectors, when a dense embedder is configured (FORMATS.md, "menu.vec").
+pub const MENU_VECTORS: &str = "menu.vec";
 
 /// The folder of an executor, relative to `out/`.
 pub fn executor_dir(skill: &str, executor: &str) -> String {
@@ -119,6 +125,21 @@ pub fn render_catalog(
 /// The trusted comment of the catalog signature (FORMATS.md).
 pub fn catalog_trusted_comment(version: i64, expires: &str) -> String {
     format!("catalog_version:{version}\texpires:{expires}\tfile:{CATALOG}")
+}
+
+/// The trusted comment of the menu index's signature: the catalog it belongs to, so that a
+/// menu reading only `menu.idx` checks the same expiry and rollback as the catalog.
+pub fn menu_trusted_comment(version: i64, expires: &str) -> String {
+    format!("catalog_version:{version}\texpires:{expires}\tfile:{MENU_INDEX}")
+}
+
+/// Reads a catalog or menu trusted comment back: `(catalog_version, expires, file)`.
+pub fn parse_trusted_comment(comment: &str) -> Option<(i64, &str, &str)> {
+    let mut it = comment.split('\t');
+    let version = it.next()?.strip_prefix("catalog_version:")?.parse().ok()?;
+    let expires = it.next()?.strip_prefix("expires:")?;
+    let file = it.next()?.strip_prefix("file:")?;
+    it.next().is_none().then_some((version, expires, file))
 }
 
 /// The trusted comment of a manifest signature.

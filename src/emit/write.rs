@@ -125,7 +125,17 @@ pub fn list_files(dir: &Path) -> io::Result<Vec<Listed>> {
 
 /// Whether a path has the shape of a file skillc writes (FORMATS.md, "out/").
 pub fn in_contract(path: &str) -> bool {
-    [CATALOG, CATALOG_SIG, super::PUBLIC_KEY, REPORT, super::ROUTING].contains(&path)
+    [
+        CATALOG,
+        CATALOG_SIG,
+        super::PUBLIC_KEY,
+        REPORT,
+        super::ROUTING,
+        super::MENU_INDEX,
+        super::MENU_INDEX_SIG,
+        super::MENU_VECTORS,
+    ]
+    .contains(&path)
         || path.starts_with("executors/")
         || path.starts_with("skills/")
 }

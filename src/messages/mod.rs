@@ -10,6 +10,7 @@
 pub mod check;
 pub mod events;
 pub mod import;
+pub mod menu;
 pub mod migrate;
 pub mod plan;
 pub mod report;

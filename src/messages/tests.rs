@@ -533,3 +533,27 @@ fn events_are_written_reason_first() {
     let stopped = serde_json::to_string(&events::Event::WatchStopped).expect("serializes");
     assert_eq!(stopped, "{\"reason\":\"watch-stopped\"}");
 }
+
+#[test]
+fn menu_document() {
+    let doc = menu::MenuDoc {
+        menu: vec![menu::MenuEntry {
+            slug: "a".into(),
+            title: "a".into(),
+            description: "Does a.".into(),
+            pass: "trigger",
+            score: 0.5,
+            triggers: Some(vec!["a".into()]),
+            matched: Some(vec![menu::MatchedFeature {
+                feature: "w:a".into(),
+                contribution: 0.5,
+            }]),
+        }],
+        tool: None,
+        embedder: "lexical/2".into(),
+        recipe: "doc/1".into(),
+        threshold: Some(0.16),
+        warnings: vec![],
+    };
+    check("skillc menu --format json", keys_of(&[doc]), &BTreeSet::new());
+}

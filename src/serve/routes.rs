@@ -17,7 +17,7 @@ use utoipa_axum::routes;
 
 use super::error::{ApiError, ErrorBody, JsonBody, json_errors};
 use super::{Refusal, Snapshot, State, curator, owner, project};
-use crate::catalog::view::{Detail, Filter, Summary};
+use crate::catalog::view::{Detail, Filter, SearchHit, Summary};
 use crate::catalog::{Skill, Status, Verified};
 
 /// The shared state as handlers see it.
@@ -305,18 +305,21 @@ pub struct MenuRequest {
     pub size: Option<usize>,
 }
 
-fn menu_unavailable() -> ApiError {
-    ApiError::new(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "menu_unavailable",
-        "this skillc has no menu stage yet (issue 19): menu and search are not served",
-    )
+/// A menu that cannot be given for this request: an unknown agent, or no threshold recorded
+/// for the catalog's embedder (the catalog must be calibrated).
+fn menu_error(e: &crate::menu::MenuError) -> ApiError {
+    use crate::menu::MenuError;
+    match e {
+        MenuError::UnknownAgent(_) => ApiError::bad_request("unknown_agent", e.to_string()),
+        MenuError::Size(_) => ApiError::bad_request("invalid_size", e.to_string()),
+        MenuError::NoThreshold { .. } => ApiError::new(StatusCode::CONFLICT, "no_threshold", e.to_string()),
+    }
 }
 
 /// The menu for a turn, as `skillc menu --format json`.
 #[utoipa::path(post, path = "/api/menu", tag = "catalog", request_body = MenuRequest,
     responses((status = 200, description = "as `skillc menu --format json`", body = Object),
-              (status = 400, body = ErrorBody), (status = 503, body = ErrorBody)))]
+              (status = 400, body = ErrorBody), (status = 409, description = "no threshold for the catalog's embedder", body = ErrorBody)))]
 async fn menu(AxState(st): St, JsonBody(req): JsonBody<MenuRequest>) -> Result<Response, ApiError> {
     check_turn(&req.turn)?;
     if req.size.is_some_and(|n| !(1..=6).contains(&n)) {
@@ -331,8 +334,23 @@ async fn menu(AxState(st): St, JsonBody(req): JsonBody<MenuRequest>) -> Result<R
             "`agent` names an `[agents.<id>]` of pipeline.toml",
         ));
     }
-    let _ = st.snapshot();
-    Err(menu_unavailable())
+    let snap = st.snapshot();
+    let dense = snap.catalog.has_dense();
+    let select = move || {
+        snap.catalog
+            .select(&req.turn, req.agent.as_deref(), req.size)
+            .map(|sel| render(&crate::util::sorted_json(crate::menu::format::json_doc(&sel, None))))
+    };
+    // A dense embedder (a local model, an endpoint) blocks: off the async workers. The
+    // built-in embedder answers in well under a millisecond.
+    let doc = if dense {
+        tokio::task::spawn_blocking(select)
+            .await
+            .map_err(|e| ApiError::internal(e.to_string()))?
+    } else {
+        select()
+    };
+    Ok(json_bytes(doc.map_err(|e| menu_error(&e))?))
 }
 
 /// The longest turn accepted, in bytes.
@@ -360,14 +378,33 @@ pub struct SearchQuery {
 
 /// Catalog search with the menu's ranking.
 #[utoipa::path(get, path = "/api/search", tag = "catalog", params(SearchQuery),
-    responses((status = 200, body = Object), (status = 400, body = ErrorBody), (status = 503, body = ErrorBody)))]
+    responses((status = 200, body = SearchResults), (status = 400, body = ErrorBody)))]
 async fn search(AxState(st): St, Query(q): Query<SearchQuery>) -> Result<Response, ApiError> {
     check_turn(&q.q)?;
     if q.limit.is_some_and(|n| !(1..=200).contains(&n)) {
         return Err(ApiError::bad_request("invalid_limit", "`limit` is 1 to 200"));
     }
-    let _ = st.snapshot();
-    Err(menu_unavailable())
+    let snap = st.snapshot();
+    let hits = snap
+        .catalog
+        .search_hits(&q.q, q.limit.unwrap_or(20), &snap.notes)
+        .map_err(|e| menu_error(&e))?;
+    Ok(json_bytes(render(&SearchResults {
+        query: q.q,
+        count: hits.len(),
+        results: hits,
+    })))
+}
+
+/// `GET /api/search`: as `skillc search --format json` without `schema` and `catalog`.
+#[derive(Serialize, ToSchema)]
+pub struct SearchResults {
+    /// The query.
+    pub query: String,
+    /// How many results.
+    pub count: usize,
+    /// Best first: trigger hits, then by score.
+    pub results: Vec<SearchHit>,
 }
 
 /// `GET /api/catalog`.

@@ -80,6 +80,8 @@ fn the_example_builds_cleanly_and_verifies() {
             "catalog.toml",
             "catalog.toml.sig",
             "executors",
+            "menu.idx",
+            "menu.idx.sig",
             "report.json",
             "routing.toml",
             "skillc.pub",

@@ -73,11 +73,45 @@ fn list_and_info() {
 }
 
 #[test]
-fn search_needs_the_menu_stage() {
+fn search_ranks_with_the_menu() {
     let p = project();
-    let r = run(p.path(), &["search", "task"]);
-    assert_eq!(r.code, Some(2), "{r:?}");
-    assert!(r.stderr.contains("menu stage (issue 19)"), "{}", r.stderr);
+    let s = settings();
+    let r = run(p.path(), &["search", "add a task to my list"]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(
+        r.stdout.lines().nth(1).is_some_and(|l| l.starts_with("todo ")),
+        "{}",
+        r.stdout
+    );
+    s.bind(|| insta::assert_snapshot!("catalog_search", r.stdout));
+    let j = run(
+        p.path(),
+        &["search", "expenses ledger", "--limit", "2", "--format", "json"],
+    );
+    assert_eq!(j.code, Some(0), "{j:?}");
+    let v = j.json();
+    assert_eq!(v["schema"], "skillc.search/1");
+    assert_eq!(v["count"], 2);
+    assert_eq!(v["results"][0]["name"], "expense-ledger");
+    assert!(v["results"][0]["score"].as_f64().unwrap() > v["results"][1]["score"].as_f64().unwrap());
+    s.bind(|| insta::assert_snapshot!("catalog_search_json", j.stdout));
+    // Nothing in common with any skill: an empty answer, not an error.
+    let none = run(p.path(), &["search", "zzqx"]);
+    assert_eq!(
+        (none.code, none.stdout.as_str()),
+        (Some(0), "no skill matches\n"),
+        "{none:?}"
+    );
+    assert_eq!(run(p.path(), &["search", "task", "--limit", "0"]).code, Some(2));
+    assert_eq!(run(p.path(), &["search", "  "]).code, Some(2));
+    // A catalog that does not verify is not searched.
+    std::fs::write(p.path().join("out/menu.idx"), "tampered").unwrap();
+    let refused = run(p.path(), &["search", "task"]);
+    assert_eq!(refused.code, Some(1), "{refused:?}");
+    assert!(
+        refused.stdout.is_empty() && refused.stderr.contains("does not verify"),
+        "{refused:?}"
+    );
 }
 
 #[test]

@@ -26,6 +26,7 @@ fn every_stage_of_a_build_counts_to_its_total() {
         sde: Some(1_800_000_000),
         vocab_path: BUILT_IN_VOCABULARY_PATH.into(),
         translations: String::new(),
+        menu: Default::default(),
         admission: Default::default(),
         fail_on: Default::default(),
         imported_from: Default::default(),

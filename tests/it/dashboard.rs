@@ -276,9 +276,10 @@ fn dashboard_in_headless_chromium() {
         "return !document.getElementById('menu-result').textContent.includes('Asking');",
     );
     let menu = d.text("#menu-result");
+    let first = d.text("#menu-items li");
     assert!(
-        menu.contains("todo") || menu.contains("no menu stage"),
-        "the preview shows the menu (or, without the menu stage, why not): {menu}"
+        first.starts_with("todo") && menu.contains("embedder lexical/"),
+        "the preview shows the menu, best first, and its embedder: {menu}"
     );
 
     // Screenshots at 1280 and 390 px, not blank, and no page wider than the screen.

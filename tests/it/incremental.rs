@@ -205,6 +205,7 @@ mod session {
             admission: Default::default(),
             fail_on: Default::default(),
             imported_from: Default::default(),
+            menu: Default::default(),
         };
         let s = Session::open_with(db, opts, BUILT_IN_VOCABULARY.into()).expect("open");
         Build { s, log, dir }
@@ -244,6 +245,7 @@ mod session {
             "decision",
             "skill_output",
             "report_entry",
+            "menu_entry",
         ]
         .into_iter()
         .map(|q| (q, count(log, q)))
@@ -301,6 +303,7 @@ mod session {
                 ("decision", 3),
                 ("skill_output", 1),
                 ("report_entry", 1),
+                ("menu_entry", 1),
             ],
             "{log:?}"
         );
@@ -309,6 +312,30 @@ mod session {
         assert_eq!(o.updated.len(), 2, "{o:?}");
         assert_eq!(o.manifests_signed, 3);
         assert!(o.catalog_signed);
+    }
+
+    #[test]
+    fn one_description_edited_recomputes_its_menu_entry_only() {
+        let mut b = open();
+        let (_, log) = b.build();
+        assert_eq!(count(&log, "menu_entry"), 3, "{log:?}");
+        assert_eq!(count(&log, "menu_lexicon"), 1, "{log:?}");
+        let index = b.path("out/menu.idx");
+        let before = std::fs::read(&index).expect("menu.idx");
+        let md = b.path("skills/beta/SKILL.md");
+        let text = std::fs::read_to_string(&md).expect("read");
+        let edited = text.replacen("description: ", "description: Calendar helper. ", 1);
+        assert_ne!(text, edited);
+        std::fs::write(&md, edited).expect("write");
+        b.changed("skills/beta/SKILL.md");
+        let (o, log) = b.build();
+        assert_eq!(count(&log, "menu_entry"), 1, "{log:?}");
+        assert_eq!(count(&log, "menu_lexicon"), 0, "{log:?}");
+        assert_ne!(std::fs::read(&index).expect("menu.idx"), before, "{o:?}");
+        // A no-op build afterwards writes nothing, the menu index included.
+        let (o, log) = b.build();
+        assert!(log.is_empty(), "{log:?}");
+        assert_eq!(o.files_written, 0);
     }
 
     #[test]

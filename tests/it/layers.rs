@@ -84,7 +84,9 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
     (
         "menu",
         Core,
-        &["db", "diag", "model", "route", "rules", "skill", "util", "vocab"],
+        &[
+            "db", "diag", "messages", "model", "route", "rules", "skill", "util", "vocab",
+        ],
     ),
     ("sign", Core, &["util"]),
     // The out/ contract, the build's queries and verification.
@@ -124,6 +126,26 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
         Io,
         &["build", "emit", "emit::write", "messages", "model", "util"],
     ),
+    // The dense embedders: the local sentence-embedding model (feature `local-model`) reads a
+    // model folder, the OpenAI-compatible client calls an endpoint.
+    ("embed::local", Io, &["embed", "util"]),
+    ("embed::openai", Io, &["embed"]),
+    // The build's menu files: the index, and dense vectors through the embedders' cache.
+    (
+        "build::dense",
+        Io,
+        &[
+            "build",
+            "db",
+            "embed",
+            "embed::local",
+            "embed::openai",
+            "emit",
+            "emit::write",
+            "menu",
+            "util",
+        ],
+    ),
     // The append-only event log (`.skillc/events.jsonl`, RUNTIME.md §3).
     ("events", Io, &["emit::write", "model", "util"]),
     (
@@ -132,6 +154,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
         &[
             "admit",
             "build",
+            "build::dense",
             "build::exec",
             "build::store",
             "db",
@@ -142,6 +165,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "emit::write",
             "events",
             "generate",
+            "menu",
             "messages",
             "model",
             "rules",
@@ -169,15 +193,17 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
         ],
     ),
     ("watch", Io, &["model"]),
-    // The local sentence-embedding model (feature `local-model`): reads a model folder.
-    ("embed::local", Io, &["embed", "util"]),
     // Reading a verified out/ (list, info, search, serve) and the menu over it: the files as
-    // `emit::write` lists them, each retained SKILL.md's frontmatter as `skill` reads it.
+    // `emit::write` lists them, each retained SKILL.md's frontmatter as `skill` reads it, and
+    // the embedder that embeds turns.
     (
         "catalog",
         Io,
         &[
             "diag",
+            "embed",
+            "embed::local",
+            "embed::openai",
             "emit",
             "emit::write",
             "export",
@@ -187,6 +213,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "model",
             "sign",
             "skill",
+            "trust",
             "util",
             "verify",
         ],
@@ -237,6 +264,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
         &[
             "admit",
             "build",
+            "build::dense",
             "build::session",
             "catalog",
             "config",
@@ -244,6 +272,7 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "db",
             "db::load",
             "diag",
+            "embed",
             "emit",
             "emit::publish",
             "emit::write",

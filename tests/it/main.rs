@@ -27,6 +27,7 @@ mod incremental;
 mod layers;
 #[cfg(feature = "local-model")]
 mod local_model;
+mod menu;
 mod migrate;
 mod names;
 mod parser_edges;

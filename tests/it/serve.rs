@@ -125,19 +125,58 @@ fn read_routes_answer_from_the_verified_catalog() {
 }
 
 #[test]
-fn menu_and_search_say_the_menu_stage_is_missing() {
-    // The menu stage (issue 19) is not in this build: both routes say so with a JSON error
-    // instead of inventing a ranking.
+fn menu_and_search_answer_from_the_verified_catalog() {
     let p = project();
     let s = Server::start(p.path(), &[]);
-    let m = s.call(
-        "POST",
-        "/api/menu",
-        &[("content-type", "application/json")],
-        Some(br#"{"turn": "add a task to buy milk"}"#),
+    let post = |body: &str| {
+        s.call(
+            "POST",
+            "/api/menu",
+            &[("content-type", "application/json")],
+            Some(body.as_bytes()),
+        )
+    };
+    let turn = "add a task to buy milk";
+    let m = post(&json!({ "turn": turn }).to_string());
+    assert_eq!(m.status, 200, "{}", String::from_utf8_lossy(&m.body));
+    assert!(m.content_type.starts_with("application/json"));
+    let v = m.json();
+    // The same document as `skillc menu --format json` over the same catalog.
+    let cli = crate::common::skillc_env(
+        p.path(),
+        &["menu", "--turn", turn, "--state", "menu-state.json"],
+        &[crate::common::server::SDE],
     );
-    assert_eq!((m.status, m.code().as_str()), (503, "menu_unavailable"));
-    assert_eq!(s.get("/api/search?q=task").code(), "menu_unavailable");
+    assert_eq!(cli.code, Some(0), "{cli:?}");
+    assert_eq!(v, cli.json());
+    assert_eq!(v["menu"][0]["slug"], "todo");
+    let slugs: Vec<&serde_json::Value> = v["menu"].as_array().unwrap().iter().map(|i| &i["slug"]).collect();
+    let en: Vec<&serde_json::Value> = v["tool"]["parameters"]["properties"]["slug"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(slugs, en, "the tool's enum is exactly the menu's slugs");
+    // Identical turn, identical bytes (prompt caches depend on it).
+    assert_eq!(post(&json!({ "turn": turn }).to_string()).body, m.body);
+    let one = post(&json!({ "turn": turn, "size": 1 }).to_string()).json();
+    assert_eq!(one["menu"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        post(&json!({ "turn": turn, "agent": "nobody" }).to_string()).code(),
+        "unknown_agent"
+    );
+    assert_eq!(
+        post(&json!({ "turn": turn, "size": 7 }).to_string()).code(),
+        "invalid_size"
+    );
+
+    let found = s.get("/api/search?q=expenses%20ledger&limit=3").json();
+    assert_eq!(found["query"], "expenses ledger");
+    assert_eq!(found["results"][0]["name"], "expense-ledger");
+    assert!(found["results"][0].get("score").is_some() && found["results"][0].get("status").is_some());
+    assert!(found["count"].as_u64().is_some_and(|n| (1..=3).contains(&n)), "{found}");
+    assert_eq!(s.get("/api/search?q=zzqx").json()["count"], 0);
+    assert_eq!(s.get("/api/search?q=task&limit=0").code(), "invalid_limit");
 }
 
 fn playbook(name: &str, body: &str) -> String {

@@ -86,8 +86,10 @@ impl Watch {
 fn clean_build(project: &Path) -> (tempfile::TempDir, BTreeMap<String, (Vec<u8>, bool)>) {
     let other = tempfile::tempdir().expect("tempdir");
     copy_dir(&project.join("skills"), &other.path().join("skills"));
-    for f in ["test.key", "vocabulary.toml"] {
-        std::fs::copy(project.join(f), other.path().join(f)).expect("copy");
+    for f in ["test.key", "vocabulary.toml", "menu-calibration.toml"] {
+        if project.join(f).is_file() {
+            std::fs::copy(project.join(f), other.path().join(f)).expect("copy");
+        }
     }
     let r = skillc_env(
         other.path(),
@@ -251,6 +253,22 @@ fn watch_keeps_out_equal_to_a_clean_build_through_edits() {
     std::fs::write(&v, text.replacen("en = \"list\"", "en = \"enumerate\"", 1)).expect("write");
     let e = settle(&w, &p, "edit the vocabulary");
     assert!(e["executors_updated"].as_u64().is_some_and(|n| n > 0), "{e}");
+
+    // 6b. A threshold recorded by `skillc menu calibrate` goes into the menu index.
+    std::fs::write(
+        p.join("menu-calibration.toml"),
+        "calibration_format = \"1\"\n\n[[threshold]]\nembedder = \"lexical/2\"\nrecipe = \"doc/1\"\ntau = 0.345\n\
+         battery = \"b.toml\"\nbattery_sha256 = \"00\"\nmax_false_offers = 0.15\nrecall_at_size = 0.5\nfalse_offers = 0.1\n",
+    )
+    .expect("write");
+    settle(&w, &p, "record a menu threshold");
+    let m = skillc_env(
+        &p,
+        &["menu", "--turn", "list my notes", "--state", "menu-state.json"],
+        &[],
+    );
+    assert_eq!(m.code, Some(0), "{}", m.stderr);
+    assert_eq!(m.json()["threshold"], 0.345, "{}", m.stdout);
 
     // 7. The skills root deleted and made again (its watch is gone with it), then a skill of
     // the new root edited: both are seen.

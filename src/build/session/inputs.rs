@@ -268,6 +268,8 @@ impl Session {
         let o = &self.opts;
         hash_str(&mut h, env!("CARGO_PKG_VERSION"));
         hash_str(&mut h, &format!("format {FORMAT}"));
+        // The menu's embedders, recipe and glossary are inputs of `out/menu.idx`.
+        hash_str(&mut h, &crate::build::dense::fingerprint(&o.menu, &o.root));
         for r in &o.roots {
             hash_str(&mut h, &r.to_string_lossy());
         }
@@ -275,8 +277,8 @@ impl Session {
         hash_str(
             &mut h,
             &format!(
-                "{:?} {:?} {} {:?} {:?} {:?} {:?}",
-                o.limits, o.skip, o.expires_days, o.sde, o.admission, o.fail_on, o.imported_from
+                "{:?} {:?} {} {:?} {:?} {:?} {:?} {:?}",
+                o.limits, o.skip, o.expires_days, o.sde, o.admission, o.fail_on, o.imported_from, o.menu
             ),
         );
         // L5 runs `python3` (or `SKILLC_PYTHON`): where it is found is an input too.

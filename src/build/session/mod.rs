@@ -21,6 +21,7 @@ mod audit;
 mod catalog;
 mod generation;
 mod inputs;
+mod menu;
 mod processes;
 mod record;
 mod stamp;
@@ -81,6 +82,8 @@ pub struct Options {
     pub fail_on: FindingSeverity,
     /// Skill name → original source, from `skillc.lock`.
     pub imported_from: BTreeMap<String, String>,
+    /// `[menu]` and `[agents]`, written into the menu index.
+    pub menu: crate::menu::settings::MenuSettings,
 }
 
 /// Failures that stop a build (never problems in skills: those are in the report).
@@ -95,6 +98,11 @@ pub enum BuildError {
     /// The vocabulary has errors: nothing can be translated.
     #[error("the vocabulary {0} has errors")]
     Vocabulary(String, Vec<Diagnostic>),
+    /// The menu's dense embedder failed while the menu index was built.
+    #[error(
+        "the menu's embedder failed: {0} (check `[menu] embedder` in pipeline.toml, or remove it to use the built-in embedder)"
+    )]
+    Embedder(String),
 }
 
 /// A progress event (see docs/json.md, `skillc build --message-format json`).
@@ -398,11 +406,16 @@ impl Session {
         ] {
             listed.files.insert(file.to_owned(), sha256(text.as_bytes()));
         }
+        // The menu index (and dense vectors), vouched for by the catalog.
+        let menu = menu::MenuOut::render(db, inputs, skills, &self.opts)?;
+        menu.list(&mut listed.files);
+        timer.lap("menu index");
         let signed = catalog::sign(&listed, &self.opts, previous, same_key, now);
         timer.lap("catalog and report");
 
         // The tree, and what to write of it: only what differs, in parallel, the catalog last.
-        let plan = plan_tree(&rows, &jobs, &stamped, [&report, &routing, &public_key], &signed);
+        let mut plan = plan_tree(&rows, &jobs, &stamped, [&report, &routing, &public_key], &signed);
+        menu.plan(&mut plan, &self.opts.key, &signed.state);
         timer.lap("plan");
         let published = generation::publish(
             &plan,
@@ -483,6 +496,7 @@ impl Session {
             for s in chunk {
                 let _ = skill_output(db, inputs, *s);
                 let _ = report_entry(db, inputs, *s);
+                let _ = crate::build::menu::menu_entry(db, inputs, *s);
             }
             if let Ok(mut p) = progress.lock() {
                 p(Event::Progress { n: chunk.len() });

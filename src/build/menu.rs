@@ -1,0 +1,67 @@
+//! The menu index as build queries (RUNTIME.md §1, "The menu index … is a build stage"):
+//! one memoized [`menu::index::Entry`] per catalog skill, and the vocabulary's lexicon.
+//!
+//! `menu_entry` reads the skill's own analysis, files and generated executors, and the
+//! lexicon: editing one skill re-runs its entry only (other skills' `skill_output` are
+//! backdated), and no entry holds a catalog-wide statistic — df, idf and norms are computed
+//! when the session renders `out/menu.idx` ([`menu::index::render`]).
+
+use super::{skill_output, skill_unit};
+use crate::db::{BuildInputs, Contents, SkillSource};
+use crate::menu::{self, doc::ExecutorText, index::Entry, lexical::Lexicon};
+use crate::{skill, vocab};
+
+/// The lexicon of the build's vocabulary (words → concepts), carried in the index.
+#[salsa::tracked(returns(ref))]
+pub fn menu_lexicon(db: &dyn salsa::Database, inputs: BuildInputs) -> Lexicon {
+    Lexicon::new(&vocab::vocabulary(db, inputs.vocabulary(db)).vocabulary)
+}
+
+/// What the menu reads of a catalog skill, or `None` when the skill is not in the catalog.
+fn with_text<T>(
+    db: &dyn salsa::Database,
+    inputs: BuildInputs,
+    skill: SkillSource,
+    f: impl FnOnce(&menu::SkillText<'_>) -> T,
+) -> Option<T> {
+    let output = skill_output(db, inputs, skill);
+    if !output.accepted {
+        return None;
+    }
+    let info = skill_unit(db, inputs, skill).info.as_ref()?;
+    let analysis = skill::analyze_skill(db, skill, inputs.settings(db));
+    let Contents::Bytes(bytes) = skill.skill_md(db)?.contents(db) else {
+        return None;
+    };
+    let executors: Vec<ExecutorText> = output
+        .executors
+        .iter()
+        .map(|g| ExecutorText {
+            name: g.executor.name.clone(),
+            en: g.executor.labels.en.clone(),
+            it: g.executor.labels.it.clone(),
+        })
+        .collect();
+    Some(f(&menu::SkillText {
+        name: &info.name,
+        description: &info.description,
+        frontmatter: analysis.frontmatter.as_ref(),
+        skill_md: bytes,
+        body_offset: analysis.body.as_ref().map_or(bytes.len(), |b| b.start),
+        executors: &executors,
+    }))
+}
+
+/// One catalog skill's menu entry (`None` for a skill not in the catalog).
+#[salsa::tracked(returns(ref))]
+pub fn menu_entry(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillSource) -> Option<Entry> {
+    let lexicon = menu_lexicon(db, inputs);
+    with_text(db, inputs, skill, |t| menu::entry(t, lexicon).0)
+}
+
+/// The text a dense embedder reads for a skill ([`menu::doc::IndexDoc::dense_text`]). Not
+/// memoized: the session asks it only for skills whose vector is not cached.
+pub fn menu_dense_text(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillSource) -> Option<String> {
+    let lexicon = menu_lexicon(db, inputs);
+    with_text(db, inputs, skill, |t| menu::entry(t, lexicon).1.dense_text())
+}

@@ -1,0 +1,430 @@
+//! The menu and playbooks of a built catalog (IO layer): what `skillc menu`, `skillc
+//! playbook`, `serve` and programs embedding skillc read after the build — and nothing from a
+//! catalog that does not verify (RUNTIME.md: "nothing is offered, loaded, listed or served
+//! from an `out/` that `skillc verify` would refuse").
+//!
+//! What [`MenuCatalog::open`] verifies is the chain of trust of what the menu reads, so that a
+//! fresh process answers in milliseconds on a catalog of 10,000 skills without reading its
+//! 5 MB `catalog.toml`:
+//!
+//! 1. `menu.idx.sig`, a minisign signature of `menu.idx` by the catalog's key (the trusted key
+//!    given, else the folder's `skillc.pub`), whose trusted comment names the catalog it belongs
+//!    to (`catalog_version`, `expires`, `file:menu.idx`, as the catalog's own);
+//! 2. `catalog.toml.sig`'s trusted comment (its global signature, which needs not read the
+//!    catalog): a genuine signature by the same key, for that same catalog version and expiry;
+//! 3. that catalog's expiry, and rollback against the versions `skillc verify` accepted (its
+//!    state file, read only here);
+//! 4. `menu.vec` (dense vectors), when the index names it, against the SHA-256 the signed
+//!    index records;
+//! 5. for a playbook, the SKILL.md against the SHA-256 the signed index records, before a
+//!    byte of it is returned.
+//!
+//! That is enough for a menu: every byte it offers or loads is signed by the trusted key, for
+//! a catalog that has not expired or been rolled back, and `skillc verify` checks the same
+//! signature and that `catalog.toml` vouches for the same `menu.idx`. What it does not check
+//! is the content of `catalog.toml` and the rest of the tree (executors, manifests, wrappers,
+//! the report), which the menu never reads: the loader of executors runs `skillc verify`, and
+//! [`Depth::Full`] (`--full-verify`) runs all of it first.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use sha2::Digest as _;
+
+use super::read::{self, KeyError, ReadError, read_key, read_tree};
+use crate::embed::Embedder;
+use crate::embed::openai::OpenAi;
+use crate::emit;
+use crate::menu::settings::DenseEmbedder;
+use crate::menu::{DenseTurn, Menu, MenuError, Query, Selection, index};
+use crate::sign::PublicKey;
+use crate::util::sha256;
+use crate::verify::{self, Failure};
+
+/// How much of the catalog [`MenuCatalog::open`] verifies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Depth {
+    /// The chain of what the menu reads (see the module documentation).
+    Menu,
+    /// Everything `skillc verify` checks.
+    Full,
+}
+
+/// How to open a catalog.
+#[derive(Clone, Debug)]
+pub struct OpenOptions {
+    /// The public key to trust (default: the folder's `skillc.pub`).
+    pub key: Option<PathBuf>,
+    /// The rollback state `skillc verify` writes (read only here); `None` skips the check.
+    pub state: Option<PathBuf>,
+    /// Current time, Unix seconds.
+    pub now: i64,
+    /// What to verify.
+    pub depth: Depth,
+    /// The local model folder for turns, when the catalog's vectors come from one (default:
+    /// the folder configured at build time, relative to the catalog folder's parent).
+    pub model: Option<PathBuf>,
+}
+
+/// Why a catalog cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// The folder is not a catalog.
+    #[error("{0} is not a catalog (it has no catalog.toml); build one with `skillc build`")]
+    NotACatalog(String),
+    /// Reading the folder failed.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The public key cannot be used.
+    #[error(transparent)]
+    Key(#[from] KeyError),
+    /// Reading a file failed.
+    #[error("{path}: {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The error.
+        message: String,
+    },
+    /// Verification failed: the catalog is refused.
+    #[error("the catalog in {dir} does not verify: {}", .failures.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Refused {
+        /// The folder.
+        dir: String,
+        /// Every failure found.
+        failures: Vec<Failure>,
+    },
+    /// A skill not in the catalog, or disabled.
+    #[error("{0}")]
+    Skill(String),
+}
+
+fn io(path: &Path) -> impl Fn(std::io::Error) -> CatalogError + '_ {
+    move |e| CatalogError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// Reads a regular file (never through a symbolic link).
+fn read_regular(path: &Path) -> Result<Vec<u8>, CatalogError> {
+    let meta = std::fs::symlink_metadata(path).map_err(io(path))?;
+    if !meta.is_file() {
+        return Err(CatalogError::Io {
+            path: path.display().to_string(),
+            message: "not a regular file".into(),
+        });
+    }
+    std::fs::read(path).map_err(io(path))
+}
+
+/// The dense half of turns: the catalog's embedder, reached when a turn is first embedded
+/// (a local model is loaded then, an endpoint called then).
+pub struct TurnEmbedder {
+    /// The id the catalog's vectors were made by.
+    expected: String,
+    make: Box<dyn Fn() -> Result<Box<dyn Embedder>, String> + Send + Sync>,
+    made: OnceLock<Result<Box<dyn Embedder>, String>>,
+}
+
+impl fmt::Debug for TurnEmbedder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TurnEmbedder({})", self.expected)
+    }
+}
+
+impl TurnEmbedder {
+    /// The embedder of a menu's dense vectors, or `None` when it has none. `dir` is the
+    /// catalog folder: a local model's configured folder is resolved against its parent (the
+    /// project root, where `out/` lives), unless `model` names the folder.
+    pub fn for_menu(menu: &Menu, dir: &Path, model: Option<&Path>) -> Option<TurnEmbedder> {
+        let expected = menu.dense_embedder()?.embedder.clone();
+        let make: Box<dyn Fn() -> Result<Box<dyn Embedder>, String> + Send + Sync> =
+            match menu.index().header.settings.embedder.clone()? {
+                DenseEmbedder::External(e) => {
+                    Box::new(move || Ok(Box::new(OpenAi::new(&e.url, &e.model, e.timeout_ms)) as Box<dyn Embedder>))
+                }
+                DenseEmbedder::Local(folder) => {
+                    let base = dir.parent().unwrap_or(Path::new("."));
+                    let folder = model.map_or_else(|| base.join(folder), Path::to_path_buf);
+                    Box::new(move || local(&folder))
+                }
+            };
+        Some(TurnEmbedder {
+            expected,
+            make,
+            made: OnceLock::new(),
+        })
+    }
+
+    /// The turn's vector, or [`DenseTurn::Unavailable`] (never an error: the menu then has
+    /// trigger hits and always-on skills, with a warning) when the embedder cannot be
+    /// reached, loaded, or is not the one the catalog's vectors come from.
+    pub fn embed(&self, turn: &str) -> DenseTurn {
+        let e = match self.made.get_or_init(&self.make) {
+            Ok(e) => e,
+            Err(why) => return DenseTurn::Unavailable(why.clone()),
+        };
+        if e.id() != self.expected {
+            return DenseTurn::Unavailable(format!(
+                "the embedder is `{}`, but the catalog's vectors were made by `{}` (rebuild the catalog, or give the model it was built with)",
+                e.id(),
+                self.expected
+            ));
+        }
+        match e.embed_batch(&[turn]) {
+            Ok(mut v) if v.len() == 1 && !v[0].is_empty() => DenseTurn::Vector(v.remove(0)),
+            Ok(_) => DenseTurn::Unavailable("no vector for the turn".into()),
+            Err(err) => DenseTurn::Unavailable(err.to_string()),
+        }
+    }
+}
+
+#[cfg(feature = "local-model")]
+fn local(folder: &Path) -> Result<Box<dyn Embedder>, String> {
+    crate::embed::local::LocalModel::load(folder)
+        .map(|m| Box::new(m) as Box<dyn Embedder>)
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(not(feature = "local-model"))]
+fn local(folder: &Path) -> Result<Box<dyn Embedder>, String> {
+    Err(format!(
+        "the catalog's vectors come from a local model ({}), but this skillc was built without the `local-model` feature",
+        folder.display()
+    ))
+}
+
+/// A verified catalog's menu, and the playbooks of its skills.
+#[derive(Debug)]
+pub struct MenuCatalog {
+    dir: PathBuf,
+    /// `catalog_version` of the catalog the index belongs to.
+    pub version: i64,
+    /// Its expiry (RFC 3339).
+    pub expires: String,
+    /// Signer's key id (hex).
+    pub key_id: String,
+    /// The menu, loaded.
+    pub menu: Menu,
+    embedder: Option<TurnEmbedder>,
+}
+
+fn refused(dir: &Path, failures: Vec<Failure>) -> CatalogError {
+    CatalogError::Refused {
+        dir: dir.display().to_string(),
+        failures,
+    }
+}
+
+/// Reads and checks `menu.idx` against its signature: the index bytes and the catalog's
+/// `(version, expires)` from the trusted comment.
+fn signed_index(dir: &Path, key: &PublicKey) -> Result<(Vec<u8>, i64, String), CatalogError> {
+    let index = read_regular(&dir.join(emit::MENU_INDEX))
+        .map_err(|_| refused(dir, vec![Failure::Missing(emit::MENU_INDEX.into())]))?;
+    let sig = read_regular(&dir.join(emit::MENU_INDEX_SIG)).map_err(|_| {
+        refused(
+            dir,
+            vec![Failure::Missing(format!(
+                "{} (built by an older skillc? rebuild the catalog)",
+                emit::MENU_INDEX_SIG
+            ))],
+        )
+    })?;
+    let trusted = key.verify(&index, &String::from_utf8_lossy(&sig)).map_err(|e| {
+        refused(
+            dir,
+            vec![Failure::BadSignature {
+                file: emit::MENU_INDEX.into(),
+                why: e.to_string(),
+            }],
+        )
+    })?;
+    match emit::parse_trusted_comment(&trusted) {
+        Some((version, expires, file)) if file == emit::MENU_INDEX => {
+            let expires = expires.to_owned();
+            Ok((index, version, expires))
+        }
+        _ => Err(refused(
+            dir,
+            vec![Failure::Malformed {
+                file: emit::MENU_INDEX_SIG.into(),
+                why: format!("the trusted comment `{trusted}` is not a menu index's"),
+            }],
+        )),
+    }
+}
+
+impl MenuCatalog {
+    /// Opens a catalog folder and verifies what the menu reads (see the module
+    /// documentation), or everything with [`Depth::Full`].
+    ///
+    /// # Errors
+    /// [`CatalogError::Refused`] with every failure when it does not verify; IO errors.
+    pub fn open(dir: &Path, opts: &OpenOptions) -> Result<MenuCatalog, CatalogError> {
+        if !dir.join(emit::CATALOG).is_file() {
+            return Err(CatalogError::NotACatalog(dir.display().to_string()));
+        }
+        let key = read_key(&opts.key.clone().unwrap_or_else(|| dir.join(emit::PUBLIC_KEY)))?;
+        let accepted = match &opts.state {
+            Some(state) => read::accepted(state, &key.key_id_hex())?,
+            None => None,
+        };
+        if opts.depth == Depth::Full {
+            let (files, _) = read_tree(dir)?;
+            let v = verify::verify(
+                &files,
+                &key,
+                &verify::Options {
+                    now: opts.now,
+                    accepted,
+                    production: false,
+                },
+            );
+            if !v.failures.is_empty() {
+                return Err(refused(dir, v.failures));
+            }
+        }
+        let (index_bytes, version, expires) = signed_index(dir, &key)?;
+        let mut failures = Vec::new();
+        // The catalog's signature is checked for its trusted part (which needs not read the
+        // catalog): genuine, by this key, for the catalog the index names.
+        let catalog_sig = read_regular(&dir.join(emit::CATALOG_SIG))
+            .map_err(|_| refused(dir, vec![Failure::Missing(emit::CATALOG_SIG.into())]))?;
+        match key.verify_comment(&String::from_utf8_lossy(&catalog_sig)) {
+            Ok(t) if t == emit::catalog_trusted_comment(version, &expires) => {}
+            Ok(t) => failures.push(Failure::Malformed {
+                file: emit::CATALOG_SIG.into(),
+                why: format!(
+                    "the trusted comment `{t}` is not that of the catalog {} names",
+                    emit::MENU_INDEX_SIG
+                ),
+            }),
+            Err(e) => failures.push(Failure::BadSignature {
+                file: emit::CATALOG.into(),
+                why: e.to_string(),
+            }),
+        }
+        match expires.parse::<jiff::Timestamp>() {
+            Ok(t) if t.as_second() <= opts.now => failures.push(Failure::Expired {
+                expires: expires.clone(),
+            }),
+            Ok(_) => {}
+            Err(e) => failures.push(Failure::Malformed {
+                file: emit::MENU_INDEX_SIG.into(),
+                why: format!("expires: {e}"),
+            }),
+        }
+        if let Some(a) = accepted
+            && version < a
+        {
+            failures.push(Failure::Rollback { version, accepted: a });
+        }
+        if !failures.is_empty() {
+            return Err(refused(dir, failures));
+        }
+        // The dense vectors are read only when the signed index names them, and checked
+        // against the hash it records.
+        let dense = index::Index::parse_header(&index_bytes).ok().and_then(|h| h.dense);
+        let vectors = match &dense {
+            None => None,
+            Some(d) => {
+                let b = read_regular(&dir.join(emit::MENU_VECTORS))
+                    .map_err(|_| refused(dir, vec![Failure::Missing(emit::MENU_VECTORS.into())]))?;
+                if sha256(&b) != d.sha256 {
+                    return Err(refused(
+                        dir,
+                        vec![Failure::HashMismatch {
+                            file: emit::MENU_VECTORS.into(),
+                            recorded_in: emit::MENU_INDEX.into(),
+                        }],
+                    ));
+                }
+                Some(b)
+            }
+        };
+        let menu = Menu::load(index_bytes, vectors).map_err(|e| {
+            refused(
+                dir,
+                vec![Failure::Malformed {
+                    file: emit::MENU_INDEX.into(),
+                    why: e.0,
+                }],
+            )
+        })?;
+        let embedder = TurnEmbedder::for_menu(&menu, dir, opts.model.as_deref());
+        Ok(MenuCatalog {
+            dir: dir.to_path_buf(),
+            version,
+            expires,
+            key_id: key.key_id_hex(),
+            menu,
+            embedder,
+        })
+    }
+
+    /// The catalog folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The retained SKILL.md of a skill.
+    pub fn skill_md_path(&self, slug: &str) -> PathBuf {
+        self.dir.join("skills").join(slug).join("SKILL.md")
+    }
+
+    /// The dense half of a turn: embedded by the catalog's dense embedder, or
+    /// [`DenseTurn::Unavailable`] when it cannot be reached (never an error), or
+    /// [`DenseTurn::None`] when the catalog has no dense vectors.
+    pub fn embed_turn(&self, turn: &str) -> DenseTurn {
+        self.embedder.as_ref().map_or(DenseTurn::None, |e| e.embed(turn))
+    }
+
+    /// The menu of a turn, its dense half embedded by the catalog's embedder.
+    ///
+    /// # Errors
+    /// [`MenuError`] as [`Menu::select`].
+    pub fn select(&self, turn: &str, agent: Option<&str>, size: Option<usize>) -> Result<Selection, MenuError> {
+        self.menu.select(&Query {
+            turn,
+            agent,
+            size,
+            dense: self.embed_turn(turn),
+        })
+    }
+
+    /// The playbook of a skill: its SKILL.md body, verbatim, after checking the file against
+    /// the hash the verified index records.
+    ///
+    /// # Errors
+    /// [`CatalogError::Skill`] for a skill not in the catalog or disabled;
+    /// [`CatalogError::Refused`] when SKILL.md differs from its recorded hash.
+    pub fn playbook(&self, slug: &str) -> Result<String, CatalogError> {
+        let index = self.menu.index();
+        let Some(i) = index.find(slug) else {
+            return Err(CatalogError::Skill(format!(
+                "no skill `{slug}` in this catalog (`skillc menu --turn TEXT` lists the skills that fit a turn)"
+            )));
+        };
+        let s = &index.skills[i];
+        if !s.enabled {
+            return Err(CatalogError::Skill(format!(
+                "skill `{slug}` is disabled (`metadata.disabled`): it is never offered or loaded"
+            )));
+        }
+        let rel = format!("skills/{slug}/SKILL.md");
+        let bytes = read_regular(&self.dir.join(&rel))?;
+        if sha2::Sha256::digest(&bytes).as_slice() != s.skill_md_sha256 {
+            return Err(refused(
+                &self.dir,
+                vec![Failure::HashMismatch {
+                    file: rel,
+                    recorded_in: emit::MENU_INDEX.into(),
+                }],
+            ));
+        }
+        let body = bytes.get(s.body_offset as usize..).unwrap_or_default();
+        Ok(String::from_utf8_lossy(body).into_owned())
+    }
+}

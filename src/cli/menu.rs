@@ -1,0 +1,458 @@
+//! `skillc menu`, `skillc menu calibrate` and `skillc playbook` (RUNTIME.md §1): the per-turn
+//! menu of a verified catalog, the calibration of τ on a labelled battery, and the playbook
+//! of one skill.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use clap::{Subcommand, ValueEnum};
+use serde_json::json;
+
+use super::{Printer, ReportFormat, Status};
+use crate::catalog::menu::{self as catalog, Depth, MenuCatalog, OpenOptions};
+use crate::embed::Embedder as _;
+use crate::menu::calibrate::{self, Scored};
+use crate::menu::format::{self, ToolFormat};
+use crate::menu::settings::{self, Calibration, MenuSettings};
+use crate::menu::{DenseTurn, Selection};
+
+/// Output formats of `skillc menu`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MenuFormat {
+    /// `{"menu": [...], "tool", "embedder", "recipe", "threshold", "warnings"}`.
+    Json,
+    /// The `<available_skills>` block of those skills (as `to-prompt`).
+    Xml,
+    /// The `load_playbook` tool in the Anthropic Messages API format (`null` when empty).
+    Anthropic,
+    /// The `load_playbook` tool in the OpenAI function format (`null` when empty).
+    Openai,
+}
+
+/// How the catalog is opened (shared by `menu`, `calibrate` and `playbook`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct CatalogArgs {
+    /// Public key to trust (default: the catalog's `skillc.pub`).
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
+    /// The rollback state `skillc verify` records (read only; default: verify's).
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// Run every check of `skillc verify` first, not only those of what the menu reads.
+    #[arg(long)]
+    pub full_verify: bool,
+    /// The local model folder that embeds turns, when the catalog's vectors come from one
+    /// (default: the folder `[menu] embedder` names, relative to the catalog's parent folder).
+    #[arg(long, value_name = "DIR")]
+    pub model: Option<PathBuf>,
+}
+
+/// Arguments of `skillc menu`.
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct MenuArgs {
+    /// `calibrate`.
+    #[command(subcommand)]
+    pub command: Option<MenuCommand>,
+    /// The catalog folder (default `out`).
+    pub out: Option<PathBuf>,
+    /// The agent's turn.
+    #[arg(long, value_name = "TEXT")]
+    pub turn: Option<String>,
+    /// Only this agent's skills (`[agents.<id>]`), with its menu size.
+    #[arg(long, value_name = "ID")]
+    pub agent: Option<String>,
+    /// Menu size, 1 to 6 (default 3, or the agent's).
+    #[arg(long, value_name = "N")]
+    pub size: Option<usize>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = MenuFormat::Json)]
+    pub format: MenuFormat,
+    /// Show each skill's pass, score, triggers and matched features (on standard error; in
+    /// the document with `--format json`).
+    #[arg(long)]
+    pub explain: bool,
+    /// Opening the catalog.
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
+}
+
+/// `skillc menu` sub-commands.
+#[derive(Debug, Subcommand)]
+pub enum MenuCommand {
+    /// Sweep τ over a labelled battery, print recall, precision and false offers per τ, and
+    /// record the chosen τ for this catalog's embedder in `menu-calibration.toml`.
+    Calibrate(CalibrateArgs),
+}
+
+/// Arguments of `skillc menu calibrate`.
+#[derive(Debug, clap::Args)]
+pub struct CalibrateArgs {
+    /// The battery (`skillc.menu-battery/1` TOML).
+    pub battery: PathBuf,
+    /// The catalog folder (default `out`).
+    #[arg(long, default_value = "out")]
+    pub out: PathBuf,
+    /// Largest share of no-skill turns that may get a menu at the chosen τ.
+    #[arg(long, default_value_t = calibrate::MAX_FALSE_OFFERS, value_name = "RATE")]
+    pub max_false_offers: f64,
+    /// Print the figures, record nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Human)]
+    pub format: ReportFormat,
+    /// Opening the catalog.
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
+}
+
+/// Arguments of `skillc playbook`.
+#[derive(Debug, clap::Args)]
+pub struct PlaybookArgs {
+    /// The skill's name (a slug of the menu).
+    pub slug: String,
+    /// The catalog folder (default `out`).
+    #[arg(default_value = "out")]
+    pub out: PathBuf,
+    /// Refuse the slug unless it is in this turn's menu (what a runtime's dispatcher does).
+    #[arg(long, value_name = "TEXT")]
+    pub menu_turn: Option<String>,
+    /// With `--menu-turn`: the agent whose menu it is.
+    #[arg(long, value_name = "ID")]
+    pub agent: Option<String>,
+    /// With `--menu-turn`: the menu size.
+    #[arg(long, value_name = "N")]
+    pub size: Option<usize>,
+    /// The runtime's session id, recorded with the `skill.loaded` event when `[curator]
+    /// record_loads = true` (default `cli`).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Opening the catalog.
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
+}
+
+fn open(out: &Path, args: &CatalogArgs) -> anyhow::Result<MenuCatalog> {
+    let opts = OpenOptions {
+        key: args.key.clone(),
+        state: Some(args.state.clone().unwrap_or_else(crate::catalog::read::default_state)),
+        now: jiff::Timestamp::now().as_second(),
+        depth: if args.full_verify { Depth::Full } else { Depth::Menu },
+        model: args.model.clone(),
+    };
+    Ok(MenuCatalog::open(out, &opts)?)
+}
+
+/// The menu of a turn over an opened catalog (embedding the turn when the catalog has dense
+/// vectors; an unreachable embedder becomes a warning).
+fn selection(cat: &MenuCatalog, turn: &str, agent: Option<&str>, size: Option<usize>) -> anyhow::Result<Selection> {
+    Ok(cat.select(turn, agent, size)?)
+}
+
+pub(crate) fn run(args: &MenuArgs, out: &mut Printer) -> anyhow::Result<Status> {
+    if let Some(MenuCommand::Calibrate(c)) = &args.command {
+        return run_calibrate(c, out);
+    }
+    let Some(turn) = args.turn.as_deref() else {
+        anyhow::bail!("give the turn with --turn TEXT (or run `skillc menu calibrate BATTERY`)");
+    };
+    let dir = args.out.clone().unwrap_or_else(|| PathBuf::from("out"));
+    let cat = open(&dir, &args.catalog)?;
+    let sel = selection(&cat, turn, args.agent.as_deref(), args.size)?;
+    for w in &sel.warnings {
+        out.note(&format!("warning: {w}"));
+    }
+    let matched: Vec<_> = if args.explain {
+        sel.items.iter().map(|i| cat.menu.explain(turn, i.index)).collect()
+    } else {
+        Vec::new()
+    };
+    if args.explain && args.format != MenuFormat::Json {
+        out.note(format::explain_text(&sel, &matched).trim_end());
+    }
+    let text = match args.format {
+        MenuFormat::Json => format::pretty(format::json_doc(&sel, args.explain.then_some(matched.as_slice()))),
+        MenuFormat::Xml => {
+            let base = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+            format::available_skills(sel.items.iter().map(|i| {
+                let loc = base.join("skills").join(&i.slug).join("SKILL.md");
+                (
+                    i.slug.as_str(),
+                    i.description.as_str(),
+                    loc.to_string_lossy().into_owned(),
+                )
+            }))
+        }
+        MenuFormat::Anthropic | MenuFormat::Openai => {
+            let f = if args.format == MenuFormat::Anthropic {
+                ToolFormat::Anthropic
+            } else {
+                ToolFormat::OpenAi
+            };
+            format::pretty(format::tool(&sel.items, f).unwrap_or(serde_json::Value::Null))
+        }
+    };
+    out.write(&text)?;
+    out.flush()?;
+    Ok(Status::Success)
+}
+
+/// The session recorded with `skill.loaded` when `--session` is not given.
+const CLI_SESSION: &str = "cli";
+
+/// Called when a playbook has been returned: records the curator's `skill.loaded` event
+/// (RUNTIME.md §3) in the project's log when `[curator] record_loads = true`. A failure to
+/// record is a warning: the playbook has been given.
+fn on_loaded(slug: &str, session: Option<&str>, out: &mut Printer) {
+    let recorded = std::env::current_dir()
+        .map_err(anyhow::Error::from)
+        .and_then(|cwd| super::project::load(&cwd, out))
+        .and_then(|p| {
+            let now = super::curate::now()?;
+            let project = super::curate::curate_project(&p);
+            Ok(crate::curate::record_load(
+                &project,
+                slug,
+                session.unwrap_or(CLI_SESSION),
+                now,
+            )?)
+        });
+    if let Err(e) = recorded {
+        out.note(&format!("warning: the load of `{slug}` was not recorded: {e:#}"));
+    }
+}
+
+pub(crate) fn playbook(args: &PlaybookArgs, out: &mut Printer) -> anyhow::Result<Status> {
+    let cat = open(&args.out, &args.catalog)?;
+    if let Some(turn) = args.menu_turn.as_deref() {
+        let sel = selection(&cat, turn, args.agent.as_deref(), args.size)?;
+        for w in &sel.warnings {
+            out.note(&format!("warning: {w}"));
+        }
+        if !sel.items.iter().any(|i| i.slug == args.slug) {
+            let offered: Vec<&str> = sel.items.iter().map(|i| i.slug.as_str()).collect();
+            out.note(&format!(
+                "error: `{}` is not in this turn's menu ({}); a dispatcher refuses it",
+                args.slug,
+                if offered.is_empty() {
+                    "the menu is empty".to_owned()
+                } else {
+                    format!("offered: {}", offered.join(", "))
+                }
+            ));
+            return Ok(Status::Failure);
+        }
+    }
+    let body = match cat.playbook(&args.slug) {
+        Ok(b) => b,
+        Err(catalog::CatalogError::Skill(why)) => {
+            out.note(&format!("error: {why}"));
+            return Ok(Status::Failure);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    out.write(&body)?;
+    out.flush()?;
+    on_loaded(&args.slug, args.session.as_deref(), out);
+    Ok(Status::Success)
+}
+
+/// The menu settings a build writes into the index: `pipeline.toml`'s, with the threshold
+/// for the build's embedder picked from `[menu] threshold` or `menu-calibration.toml`.
+pub(crate) fn build_settings(root: &Path, configured: &MenuSettings) -> anyhow::Result<MenuSettings> {
+    let path = root.join(settings::CALIBRATION_FILE);
+    let recorded = match std::fs::read_to_string(&path) {
+        Ok(t) => settings::parse_calibrations(&t).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+        Err(_) => Vec::new(),
+    };
+    let embedder = match &configured.embedder {
+        Some(e) => crate::menu::dense::fused_id(&crate::build::dense::configured(e, root)?.id()),
+        None => crate::menu::lexical::EMBEDDER.to_owned(),
+    };
+    let mut s = configured.clone();
+    s.threshold = settings::pick_threshold(configured, &recorded, &embedder, crate::menu::doc::RECIPE)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", crate::config::FILE_NAME))?;
+    Ok(s)
+}
+
+fn run_calibrate(args: &CalibrateArgs, out: &mut Printer) -> anyhow::Result<Status> {
+    let text = std::fs::read_to_string(&args.battery)
+        .with_context(|| format!("reading battery {}", args.battery.display()))?;
+    let battery = calibrate::parse_battery(&text).map_err(|e| anyhow::anyhow!("{}: {e}", args.battery.display()))?;
+    anyhow::ensure!(
+        (0.0..=1.0).contains(&args.max_false_offers),
+        "--max-false-offers is a rate between 0 and 1"
+    );
+    let cat = open(&args.out, &args.catalog)?;
+    let menu = &cat.menu;
+    let mut scored = Vec::with_capacity(battery.turns.len());
+    let mut dense_down = None;
+    for t in &battery.turns {
+        let dense = cat.embed_turn(&t.text);
+        if let DenseTurn::Unavailable(why) = &dense {
+            dense_down = Some(why.clone());
+        }
+        scored.push(Scored {
+            turn: t,
+            candidates: menu.candidates(&t.text, None, &dense)?,
+        });
+    }
+    if let Some(why) = dense_down {
+        anyhow::bail!("cannot calibrate: the embedder is unavailable ({why})");
+    }
+    let embedder = match (menu.dense_embedder(), &menu.index().header.dense) {
+        (Some(d), _) => crate::menu::dense::fused_id(&d.embedder),
+        _ => crate::menu::lexical::EMBEDDER.to_owned(),
+    };
+    let recipe = menu.index().header.recipe.clone();
+    let size = menu.index().header.settings.size;
+    let all: Vec<&Scored<'_>> = scored.iter().collect();
+    let rows: Vec<calibrate::Figures> = calibrate::grid(&scored)
+        .into_iter()
+        .map(|tau| calibrate::figures(menu, &all, tau, size))
+        .collect();
+    let tau = calibrate::choose(&rows, args.max_false_offers);
+    let part =
+        |held: bool| -> Vec<&Scored<'_>> { scored.iter().filter(|s| calibrate::held_out(s.turn) == held).collect() };
+    let (tuning, held) = (part(false), part(true));
+    let at = |turns: &[&Scored<'_>], tau: f64| calibrate::figures(menu, turns, tau, size);
+    let chosen = tau.map(|t| (at(&all, t), at(&tuning, t), at(&held, t)));
+    let ranking = (at(&all, 0.0), at(&tuning, 0.0), at(&held, 0.0));
+    let recorded = match (&chosen, args.dry_run) {
+        (Some((f, ..)), false) => Some(record(args, &text, &embedder, &recipe, f)?),
+        _ => None,
+    };
+    if args.format == ReportFormat::Json {
+        let doc = json!({
+            "schema": "skillc.menu-calibration/1", "embedder": embedder, "recipe": recipe, "size": size,
+            "battery": args.battery.display().to_string(), "max_false_offers": args.max_false_offers,
+            "rows": rows, "tau": tau,
+            "at_tau": chosen.as_ref().map(|(a, t, h)| json!({"all": a, "tuning": t, "held_out": h})),
+            "ranking": json!({"all": ranking.0, "tuning": ranking.1, "held_out": ranking.2}),
+            "recorded": recorded.as_ref().map(|p| p.display().to_string()),
+        });
+        out.write(&format::pretty(doc))?;
+    } else {
+        print_calibration(out, &embedder, &recipe, &rows, tau, chosen.as_ref(), &ranking, args)?;
+        if let Some(p) = &recorded {
+            out.line(&format!(
+                "recorded τ for {embedder} {recipe} in {}; rebuild the catalog (`skillc build`) to apply it",
+                p.display()
+            ))?;
+        }
+    }
+    out.flush()?;
+    Ok(if tau.is_some() {
+        Status::Success
+    } else {
+        Status::Failure
+    })
+}
+
+fn record(
+    args: &CalibrateArgs,
+    battery: &str,
+    embedder: &str,
+    recipe: &str,
+    f: &calibrate::Figures,
+) -> anyhow::Result<PathBuf> {
+    let root = super::project::find_root(&std::env::current_dir()?);
+    let path = root.join(settings::CALIBRATION_FILE);
+    let existing = match std::fs::read_to_string(&path) {
+        Ok(t) => settings::parse_calibrations(&t).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+        Err(_) => Vec::new(),
+    };
+    let new = Calibration {
+        embedder: embedder.to_owned(),
+        recipe: recipe.to_owned(),
+        tau: f.tau,
+        battery: args.battery.display().to_string(),
+        battery_sha256: crate::util::sha256(battery.as_bytes()),
+        max_false_offers: args.max_false_offers,
+        recall_at_size: f.recall_at_size,
+        false_offers: f.false_offers,
+    };
+    crate::emit::write::write_atomic(
+        &path,
+        settings::render_calibrations(existing, new).as_bytes(),
+        Some(0o644),
+    )
+    .with_context(|| format!("writing {}", path.display()))?;
+    Ok(path)
+}
+
+type Three = (calibrate::Figures, calibrate::Figures, calibrate::Figures);
+
+#[allow(clippy::too_many_arguments)]
+fn print_calibration(
+    out: &mut Printer,
+    embedder: &str,
+    recipe: &str,
+    rows: &[calibrate::Figures],
+    tau: Option<f64>,
+    chosen: Option<&Three>,
+    ranking: &Three,
+    args: &CalibrateArgs,
+) -> anyhow::Result<()> {
+    let (l, n) = rows.first().map_or((0, 0), |r| r.turns);
+    out.line(&format!(
+        "calibrating {embedder} (recipe {recipe}) on {}: {l} labelled turns, {n} that need no skill; gate_triggerless on",
+        args.battery.display()
+    ))?;
+    out.line("    τ  recall@1  recall@3  recall@size  precision  false offers")?;
+    let mut last = -1.0;
+    for r in rows {
+        // Every 0.01, and the chosen τ.
+        let show = Some(r.tau) == tau || ((r.tau * 100.0).round() - r.tau * 100.0).abs() < 1e-9;
+        if show && r.tau != last {
+            out.line(&format!(
+                "{:.3}  {:>8.3}  {:>8.3}  {:>11.3}  {:>9.3}  {:>12.3}{}",
+                r.tau,
+                r.recall_at_1,
+                r.recall_at_3,
+                r.recall_at_size,
+                r.precision,
+                r.false_offers,
+                if Some(r.tau) == tau { "  ← τ" } else { "" }
+            ))?;
+            last = r.tau;
+        }
+        if r.recall_at_size == 0.0 && r.false_offers == 0.0 {
+            break;
+        }
+    }
+    let kinds = |f: &Three| -> Vec<String> {
+        f.0.recall_at_3_by_kind
+            .iter()
+            .map(|(k, v)| {
+                let g = |x: &calibrate::Figures| x.recall_at_3_by_kind.get(k).copied().unwrap_or(0.0);
+                format!("  {k:<11} {v:.3}   {:.3}   {:.3}", g(&f.1), g(&f.2))
+            })
+            .collect()
+    };
+    out.line("recall@3 by kind          all   tuning held-out")?;
+    out.line("ranking (no threshold):")?;
+    for k in kinds(ranking) {
+        out.line(&k)?;
+    }
+    match (tau, chosen) {
+        (Some(t), Some(c)) => {
+            out.line(&format!(
+                "at τ = {t:.3} (lowest τ with false offers ≤ {:.0} %): false offers {:.3} / {:.3} / {:.3}",
+                args.max_false_offers * 100.0,
+                c.0.false_offers,
+                c.1.false_offers,
+                c.2.false_offers
+            ))?;
+            for k in kinds(c) {
+                out.line(&k)?;
+            }
+        }
+        _ => out.line(&format!(
+            "no τ keeps false offers at or below {:.0} %",
+            args.max_false_offers * 100.0
+        ))?,
+    }
+    Ok(())
+}

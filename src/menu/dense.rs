@@ -1,0 +1,137 @@
+//! Dense vectors in the menu and their fusion with the built-in embedder (RUNTIME.md §1,
+//! "Embedders and the threshold").
+//!
+//! A dense [`crate::embed::Embedder`] turns texts into L2-normalised vectors: the external
+//! OpenAI-compatible endpoint (`embed::openai`) or the local model (`embed::local`).
+//! The build embeds each skill's [`super::doc::IndexDoc::dense_text`] once per content hash
+//! and writes the vectors beside the index (`out/menu.vec`, [`render_vectors`]); a turn is
+//! embedded when it is asked. Scores are fused by a fixed weight ([`DENSE_WEIGHT`]):
+//! `s = (1 − β) · s_lexical + β · s_dense`, under the embedder id
+//! `lexical/2+<dense id>`, which is what thresholds are recorded for.
+
+use std::fmt;
+
+/// The fusion weight β of the dense score (part of the fused embedder's recipe).
+pub const DENSE_WEIGHT: f32 = 0.5;
+
+/// First bytes of the vectors file.
+pub const VECTORS_MAGIC: &[u8; 12] = b"skillc-vecs\n";
+
+/// The dense part of the menu index header.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DenseHeader {
+    /// The dense embedder's id.
+    pub embedder: String,
+    /// Vector length.
+    pub dims: usize,
+    /// The vectors file in `out/` (`menu.vec`).
+    pub file: String,
+    /// Hex SHA-256 of that file: the index's signature covers the vectors through it.
+    pub sha256: String,
+}
+
+/// The id of the fusion of the built-in embedder with a dense one.
+pub fn fused_id(dense: &str) -> String {
+    format!("{}+{dense}", super::lexical::EMBEDDER)
+}
+
+/// Renders `out/menu.vec`: `magic, u32 format (1), u32 dims, u32 n`, then per skill of the
+/// index, in its order, `f32 scale` and `dims` signed bytes (`x ≈ byte × scale`; a skill
+/// without a vector has scale 0).
+pub fn render_vectors(dims: usize, vectors: &[Option<&[f32]>]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(24 + vectors.len() * (dims + 4));
+    out.extend_from_slice(VECTORS_MAGIC);
+    for v in [1, dims, vectors.len()] {
+        out.extend_from_slice(&u32::try_from(v).unwrap_or(u32::MAX).to_le_bytes());
+    }
+    for v in vectors {
+        match v.filter(|v| v.len() == dims) {
+            Some(v) => {
+                let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+                let scale = if max > 0.0 { max / 127.0 } else { 0.0 };
+                out.extend_from_slice(&scale.to_le_bytes());
+                for x in v {
+                    let q = if scale > 0.0 {
+                        (x / scale).round().clamp(-127.0, 127.0)
+                    } else {
+                        0.0
+                    };
+                    out.push(q as i8 as u8);
+                }
+            }
+            None => {
+                out.extend_from_slice(&0f32.to_le_bytes());
+                out.extend(std::iter::repeat_n(0u8, dims));
+            }
+        }
+    }
+    out
+}
+
+/// Loaded dense vectors, one per skill of the index.
+#[derive(Clone)]
+pub struct Vectors {
+    dims: usize,
+    n: usize,
+    bytes: Vec<u8>,
+}
+
+impl fmt::Debug for Vectors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Vectors({} × {})", self.n, self.dims)
+    }
+}
+
+impl Vectors {
+    /// Reads a vectors file for an index of `n` skills with `dims`-long vectors.
+    ///
+    /// # Errors
+    /// A message when the file is not such a file.
+    pub fn parse(bytes: Vec<u8>, n: usize, dims: usize) -> Result<Vectors, String> {
+        let le = |at: usize| {
+            bytes
+                .get(at..at + 4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+        };
+        if bytes.get(..12) != Some(VECTORS_MAGIC.as_slice()) {
+            return Err("not a menu vectors file".into());
+        }
+        if (le(12), le(16), le(20)) != (Some(1), Some(dims), Some(n)) {
+            return Err("its format, length or count disagrees with the menu index".into());
+        }
+        if bytes.len() != 24 + n * (dims + 4) {
+            return Err("wrong size".into());
+        }
+        Ok(Vectors { dims, n, bytes })
+    }
+
+    /// Cosine of skill `i`'s vector with a unit vector `q` (0 for a skill without one).
+    pub fn cosine(&self, i: usize, q: &[f32]) -> f32 {
+        if i >= self.n || q.len() != self.dims {
+            return 0.0;
+        }
+        let at = 24 + i * (self.dims + 4);
+        let b = &self.bytes[at..at + 4 + self.dims];
+        let scale = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        let dot: f32 = b[4..].iter().zip(q).map(|(&x, y)| f32::from(x as i8) * y).sum();
+        dot * scale
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vectors_round_trip_with_small_error() {
+        let mut a = vec![0.3, -0.4, 0.5, 0.1];
+        crate::embed::normalize(&mut a);
+        let file = render_vectors(4, &[Some(&a), None]);
+        let v = Vectors::parse(file, 2, 4).unwrap();
+        assert!((v.cosine(0, &a) - 1.0).abs() < 0.02);
+        assert_eq!(v.cosine(1, &a), 0.0);
+        assert_eq!(v.cosine(5, &a), 0.0);
+        assert!(Vectors::parse(render_vectors(4, &[Some(&a)]), 2, 4).is_err());
+    }
+}

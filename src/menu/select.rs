@@ -1,0 +1,522 @@
+//! Selection (RUNTIME.md §1, "Selection (decided rules)") over a loaded menu index: the
+//! trigger pass, the semantic pass, always-on skills, ordering and the cut.
+//!
+//! Scores are cosines rounded to four decimals before anything compares them, so that the
+//! score printed is the score compared with τ and ties (broken by slug) are visible.
+
+use aho_corasick::AhoCorasick;
+
+use super::dense::{self, Vectors};
+use super::index::{Index, Malformed};
+use super::lexical::{self, Feature};
+use super::settings::MAX_SIZE;
+use super::text::fold;
+
+/// How a skill got into the menu.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pass {
+    /// A trigger is a substring of the folded turn.
+    Trigger,
+    /// Its score reached τ.
+    Semantic,
+    /// A skill without triggers, offered every turn (no `gate_triggerless`).
+    Always,
+}
+
+impl Pass {
+    /// `trigger`, `semantic` or `always`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pass::Trigger => "trigger",
+            Pass::Semantic => "semantic",
+            Pass::Always => "always",
+        }
+    }
+}
+
+/// The dense half of a turn, when the catalog has a dense embedder.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DenseTurn {
+    /// The catalog has no dense embedder, or the caller does not use it.
+    None,
+    /// The turn's unit vector.
+    Vector(Vec<f32>),
+    /// The embedder could not embed the turn: the menu has trigger hits and always-on skills
+    /// only (RUNTIME.md §1), and this message becomes a warning.
+    Unavailable(String),
+}
+
+/// One question to the menu.
+#[derive(Clone, Debug)]
+pub struct Query<'a> {
+    /// The turn's text.
+    pub turn: &'a str,
+    /// Restrict to an agent's skills (and its menu size).
+    pub agent: Option<&'a str>,
+    /// Menu size (1–6); default: the agent's, else `[menu] size`.
+    pub size: Option<usize>,
+    /// The turn's dense vector.
+    pub dense: DenseTurn,
+}
+
+impl<'a> Query<'a> {
+    /// A query over the whole catalog with the default size.
+    pub fn new(turn: &'a str) -> Query<'a> {
+        Query {
+            turn,
+            agent: None,
+            size: None,
+            dense: DenseTurn::None,
+        }
+    }
+}
+
+/// A feature both the turn and a skill have, with its share of the score.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Matched {
+    /// `w:deploy`, `c:o:files`, `g:^de`, or `trigger:deploy`.
+    pub feature: String,
+    /// Its contribution to the lexical cosine.
+    pub contribution: f64,
+}
+
+/// A skill offered.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Item {
+    /// Index of the skill in the menu index.
+    #[serde(skip)]
+    pub index: usize,
+    /// Its name: `load_playbook`'s argument.
+    pub slug: String,
+    /// Title.
+    pub title: String,
+    /// One-line description.
+    pub description: String,
+    /// How it got in.
+    pub pass: Pass,
+    /// Its score `s` (four decimals).
+    pub score: f64,
+    /// Triggers that matched.
+    #[serde(skip)]
+    pub triggers: Vec<String>,
+}
+
+/// The menu of one turn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Selection {
+    /// The skills offered, in order.
+    pub items: Vec<Item>,
+    /// Embedder id used for `s`.
+    pub embedder: String,
+    /// The document recipe.
+    pub recipe: String,
+    /// τ in force for the embedder (applied only where the rules apply it), when known.
+    pub threshold: Option<f64>,
+    /// Problems that did not stop the menu (an unavailable embedder).
+    pub warnings: Vec<String>,
+}
+
+/// Why a menu cannot be given.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum MenuError {
+    /// `--agent` names no agent of the catalog.
+    #[error("no agent `{0}` in this catalog (agents come from `[agents.<id>]` in pipeline.toml)")]
+    UnknownAgent(String),
+    /// The size is out of range.
+    #[error("menu size {0} is out of range: a menu has 1 to 6 skills")]
+    Size(usize),
+    /// τ is needed and none is recorded for this embedder.
+    #[error(
+        "no threshold is recorded for embedder `{embedder}` with recipe `{recipe}`: run `skillc menu calibrate BATTERY` \
+         (a threshold calibrated for another embedder is never used)"
+    )]
+    NoThreshold {
+        /// Embedder id.
+        embedder: String,
+        /// Recipe.
+        recipe: String,
+    },
+}
+
+/// A candidate before τ: its skill, how many triggers matched, and its score.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidate {
+    /// Index in the menu index.
+    pub index: usize,
+    /// Triggers of the skill that matched the turn.
+    pub hits: Vec<String>,
+    /// Whether the skill has triggers at all.
+    pub triggered: bool,
+    /// Score `s`, four decimals.
+    pub score: f64,
+}
+
+/// A verified catalog's menu, loaded once and asked many times (`serve`, embedders).
+#[derive(Debug)]
+pub struct Menu {
+    index: Index,
+    vectors: Option<Vectors>,
+    /// All distinct triggers, and for each the skills that have it.
+    automaton: Option<AhoCorasick>,
+    trigger_skills: Vec<Vec<usize>>,
+}
+
+fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+impl Menu {
+    /// Loads an index (and the dense vectors, when the index names them and they are given).
+    ///
+    /// # Errors
+    /// [`Malformed`] when the bytes are not a menu index, or the vectors do not fit it.
+    pub fn load(index: Vec<u8>, vectors: Option<Vec<u8>>) -> Result<Menu, Malformed> {
+        let index = Index::parse(index)?;
+        let vectors = match (&index.header.dense, vectors) {
+            (Some(d), Some(v)) => Some(Vectors::parse(v, index.skills.len(), d.dims).map_err(Malformed)?),
+            _ => None,
+        };
+        let mut patterns: Vec<&str> = Vec::new();
+        let mut trigger_skills: Vec<Vec<usize>> = Vec::new();
+        let mut by_text: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for (i, s) in index.skills.iter().enumerate() {
+            for t in &s.triggers {
+                let id = *by_text.entry(t.as_str()).or_insert_with(|| {
+                    patterns.push(t);
+                    trigger_skills.push(Vec::new());
+                    patterns.len() - 1
+                });
+                trigger_skills[id].push(i);
+            }
+        }
+        let automaton = if patterns.is_empty() {
+            None
+        } else {
+            Some(AhoCorasick::new(&patterns).map_err(|e| Malformed(format!("triggers: {e}")))?)
+        };
+        Ok(Menu {
+            index,
+            vectors,
+            automaton,
+            trigger_skills,
+        })
+    }
+
+    /// The loaded index.
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    /// The dense embedder the catalog's vectors come from, when they were loaded.
+    pub fn dense_embedder(&self) -> Option<&dense::DenseHeader> {
+        self.vectors.as_ref().and(self.index.header.dense.as_ref())
+    }
+
+    /// The embedder id scores are given under for this query's dense turn.
+    fn embedder_for(&self, dense: &DenseTurn) -> String {
+        match (dense, self.dense_embedder()) {
+            (DenseTurn::Vector(_), Some(d)) => dense::fused_id(&d.embedder),
+            _ => lexical::EMBEDDER.to_owned(),
+        }
+    }
+
+    /// τ for the embedder in use: the recorded one, or for the built-in embedder its shipped
+    /// calibration ([`lexical::CALIBRATED`]).
+    pub fn threshold_for(&self, embedder: &str) -> Option<f64> {
+        let recipe = &self.index.header.recipe;
+        match &self.index.header.settings.threshold {
+            Some(t) if t.embedder == embedder && &t.recipe == recipe => Some(t.tau),
+            _ if embedder == lexical::EMBEDDER && recipe == super::doc::RECIPE => Some(lexical::CALIBRATED),
+            _ => None,
+        }
+    }
+
+    /// The turn's lexical scores, `(skill, raw cosine)` for every skill sharing a feature.
+    fn lexical_scores(&self, features: &[Feature]) -> Vec<(usize, f32)> {
+        let n = self.index.skills.len();
+        let mut acc = vec![0f32; n];
+        let mut touched = Vec::new();
+        let mut qnorm = 0f32;
+        for f in features {
+            let posting = self.index.postings(f.id);
+            let df = posting.as_ref().map_or(1, |p| p.0);
+            let q = f.weight * lexical::idf(n, df);
+            qnorm += q * q;
+            if let Some((_, p)) = posting {
+                let qi = q * lexical::idf(n, df);
+                for (i, w) in p {
+                    if acc[i] == 0.0 {
+                        touched.push(i);
+                    }
+                    acc[i] += qi * w;
+                }
+            }
+        }
+        let qnorm = qnorm.sqrt();
+        touched.sort_unstable();
+        touched
+            .into_iter()
+            .map(|i| {
+                let norm = self.index.skills[i].norm;
+                let s = if qnorm > 0.0 && norm > 0.0 {
+                    acc[i] / (qnorm * norm)
+                } else {
+                    0.0
+                };
+                (i, s)
+            })
+            .collect()
+    }
+
+    /// What each feature of the turn contributed to skill `i`'s lexical score, largest first.
+    pub fn explain(&self, turn: &str, i: usize) -> Vec<Matched> {
+        let features = lexical::turn_features(turn, &self.index.lexicon);
+        let n = self.index.skills.len();
+        let qnorm: f32 = features
+            .iter()
+            .map(|f| {
+                let df = self.index.postings(f.id).map_or(1, |p| p.0);
+                (f.weight * lexical::idf(n, df)).powi(2)
+            })
+            .sum::<f32>()
+            .sqrt();
+        let norm = self.index.skills.get(i).map_or(0.0, |s| s.norm);
+        let mut out: Vec<Matched> = features
+            .iter()
+            .filter_map(|f| {
+                let (df, mut p) = self.index.postings(f.id)?;
+                let (_, w) = p.find(|(j, _)| *j == i)?;
+                let idf = lexical::idf(n, df);
+                let c = f.weight * idf * idf * w / (qnorm * norm).max(f32::MIN_POSITIVE);
+                Some(Matched {
+                    feature: f.name.clone(),
+                    contribution: round4(f64::from(c)),
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            b.contribution
+                .total_cmp(&a.contribution)
+                .then(a.feature.cmp(&b.feature))
+        });
+        out
+    }
+
+    /// Every enabled candidate skill of the turn (the agent's, or the whole catalog's) that a
+    /// trigger hits or that has a score above zero, with its score; ordered by skill.
+    ///
+    /// # Errors
+    /// [`MenuError::UnknownAgent`].
+    pub fn candidates(&self, turn: &str, agent: Option<&str>, dense: &DenseTurn) -> Result<Vec<Candidate>, MenuError> {
+        let n = self.index.skills.len();
+        let allowed: Option<Vec<bool>> = match agent {
+            None => None,
+            Some(id) => {
+                let a = self
+                    .index
+                    .header
+                    .settings
+                    .agents
+                    .get(id)
+                    .ok_or_else(|| MenuError::UnknownAgent(id.to_owned()))?;
+                let mut mask = vec![false; n];
+                for s in &a.skills {
+                    if let Some(i) = self.index.find(s) {
+                        mask[i] = true;
+                    }
+                }
+                Some(mask)
+            }
+        };
+        let ok = |i: usize| self.index.skills[i].enabled && allowed.as_ref().is_none_or(|m| m[i]);
+        let folded = fold(turn);
+        let mut hits: std::collections::BTreeMap<usize, Vec<String>> = Default::default();
+        if let Some(ac) = &self.automaton {
+            let mut seen = std::collections::BTreeSet::new();
+            for m in ac.find_overlapping_iter(&folded) {
+                if seen.insert(m.pattern().as_usize()) {
+                    for &i in &self.trigger_skills[m.pattern().as_usize()] {
+                        if ok(i) {
+                            hits.entry(i).or_default().push(folded[m.start()..m.end()].to_owned());
+                        }
+                    }
+                }
+            }
+        }
+        let features = lexical::turn_features(turn, &self.index.lexicon);
+        let mut scores: std::collections::BTreeMap<usize, f64> = self
+            .lexical_scores(&features)
+            .into_iter()
+            .filter(|(i, _)| ok(*i))
+            .map(|(i, s)| (i, f64::from(s)))
+            .collect();
+        if let (DenseTurn::Vector(q), Some(v)) = (dense, &self.vectors) {
+            let beta = f64::from(dense::DENSE_WEIGHT);
+            for i in (0..n).filter(|&i| ok(i)) {
+                let d = f64::from(v.cosine(i, q));
+                let l = scores.get(&i).copied().unwrap_or(0.0);
+                scores.insert(i, (1.0 - beta) * l + beta * d);
+            }
+        }
+        let mut all: std::collections::BTreeSet<usize> = scores.keys().copied().collect();
+        all.extend(hits.keys().copied());
+        Ok(all
+            .into_iter()
+            .map(|i| {
+                let mut h = hits.remove(&i).unwrap_or_default();
+                h.sort();
+                h.dedup();
+                Candidate {
+                    index: i,
+                    triggered: !self.index.skills[i].triggers.is_empty(),
+                    hits: h,
+                    score: round4(scores.get(&i).copied().unwrap_or(0.0).max(0.0)),
+                }
+            })
+            .collect())
+    }
+
+    /// The menu of a turn.
+    ///
+    /// # Errors
+    /// [`MenuError`]: an unknown agent, a size out of range, or no threshold recorded for
+    /// the embedder when one is needed.
+    pub fn select(&self, q: &Query<'_>) -> Result<Selection, MenuError> {
+        let settings = &self.index.header.settings;
+        let size = match (q.size, q.agent) {
+            (Some(s), _) => s,
+            (None, Some(a)) => settings.agents.get(a).map_or(settings.size, |a| a.menu_size),
+            (None, None) => settings.size,
+        };
+        if !(1..=MAX_SIZE).contains(&size) {
+            return Err(MenuError::Size(size));
+        }
+        let mut warnings = Vec::new();
+        let embedder = self.embedder_for(&q.dense);
+        let dense_down = match &q.dense {
+            DenseTurn::Unavailable(why) => {
+                warnings.push(format!(
+                    "the embedder is unavailable ({why}): this menu has trigger hits and always-on skills only"
+                ));
+                true
+            }
+            _ => false,
+        };
+        let cands = self.candidates(q.turn, q.agent, &q.dense)?;
+        let gate = settings.gate_triggerless;
+        let needs_tau = !dense_down && (gate || self.index.skills.iter().any(|s| !s.triggers.is_empty()));
+        let tau = if needs_tau {
+            Some(self.threshold_for(&embedder).ok_or_else(|| MenuError::NoThreshold {
+                embedder: embedder.clone(),
+                recipe: self.index.header.recipe.clone(),
+            })?)
+        } else {
+            None
+        };
+        let always_ok = !(gate && dense_down);
+        let mut items = self.order(&cands, tau, gate, always_ok, !dense_down);
+        let fill = (size.saturating_sub(items.len()), gate, always_ok);
+        if let (k @ 1.., false, true) = fill {
+            // Always-on skills that share nothing with the turn (score 0), by slug.
+            let agent = q.agent.and_then(|a| settings.agents.get(a));
+            let have: std::collections::BTreeSet<usize> = cands.iter().map(|c| c.index).collect();
+            let zero = (0..self.index.skills.len())
+                .filter(|i| !have.contains(i))
+                .filter(|&i| {
+                    let s = &self.index.skills[i];
+                    s.enabled && s.triggers.is_empty() && agent.is_none_or(|a| a.skills.contains(&s.slug))
+                })
+                .take(k)
+                .map(|i| (i, Pass::Always, 0.0, Vec::new()));
+            items.extend(zero);
+        }
+        items.truncate(size);
+        Ok(Selection {
+            items: items
+                .into_iter()
+                .map(|(i, pass, score, triggers)| {
+                    let s = &self.index.skills[i];
+                    Item {
+                        index: i,
+                        slug: s.slug.clone(),
+                        title: s.title.clone(),
+                        description: s.line.clone(),
+                        pass,
+                        score,
+                        triggers,
+                    }
+                })
+                .collect(),
+            threshold: tau.or_else(|| (!dense_down).then(|| self.threshold_for(&embedder)).flatten()),
+            embedder,
+            recipe: self.index.header.recipe.clone(),
+            warnings,
+        })
+    }
+
+    /// Applies the rules to candidates: trigger hits (more triggers first, then score,
+    /// then slug), then the rest by score and slug. `semantic` is false when the embedder is
+    /// down (no semantic pass); `always` false when always-on skills are gated and τ cannot
+    /// be applied.
+    pub fn order(
+        &self,
+        cands: &[Candidate],
+        tau: Option<f64>,
+        gate: bool,
+        always: bool,
+        semantic: bool,
+    ) -> Vec<(usize, Pass, f64, Vec<String>)> {
+        let slug = |i: usize| self.index.skills[i].slug.as_str();
+        let mut hits: Vec<&Candidate> = cands.iter().filter(|c| !c.hits.is_empty()).collect();
+        hits.sort_by(|a, b| {
+            b.hits
+                .len()
+                .cmp(&a.hits.len())
+                .then(b.score.total_cmp(&a.score))
+                .then(slug(a.index).cmp(slug(b.index)))
+        });
+        let passes = |s: f64| tau.is_some_and(|t| s >= t);
+        let mut rest: Vec<(&Candidate, Pass)> = cands
+            .iter()
+            .filter(|c| c.hits.is_empty())
+            .filter_map(|c| match (c.triggered, gate) {
+                (true, _) if semantic && passes(c.score) => Some((c, Pass::Semantic)),
+                (true, _) => None,
+                (false, true) if semantic && passes(c.score) => Some((c, Pass::Semantic)),
+                (false, true) => None,
+                (false, false) if always => Some((c, Pass::Always)),
+                (false, false) => None,
+            })
+            .collect();
+        rest.sort_by(|a, b| {
+            b.0.score
+                .total_cmp(&a.0.score)
+                .then(slug(a.0.index).cmp(slug(b.0.index)))
+        });
+        hits.into_iter()
+            .map(|c| (c.index, Pass::Trigger, c.score, c.hits.clone()))
+            .chain(rest.into_iter().map(|(c, p)| (c.index, p, c.score, Vec::new())))
+            .collect()
+    }
+
+    /// The catalog ranked for a query, best first, at most `limit` (search, calibration):
+    /// every enabled skill with a positive score or a trigger hit, no threshold.
+    ///
+    /// # Errors
+    /// [`MenuError::UnknownAgent`].
+    pub fn rank(&self, turn: &str, agent: Option<&str>, limit: usize) -> Result<Vec<Candidate>, MenuError> {
+        let mut c = self.candidates(turn, agent, &DenseTurn::None)?;
+        c.retain(|c| c.score > 0.0 || !c.hits.is_empty());
+        let slug = |i: usize| self.index.skills[i].slug.as_str();
+        c.sort_by(|a, b| {
+            b.hits
+                .len()
+                .cmp(&a.hits.len())
+                .then(b.score.total_cmp(&a.score))
+                .then(slug(a.index).cmp(slug(b.index)))
+        });
+        c.truncate(limit);
+        Ok(c)
+    }
+}
