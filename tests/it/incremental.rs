@@ -425,6 +425,8 @@ mod session {
                 ("decision", 3),
                 ("skill_output", 1),
                 ("report_entry", 1),
+                // beta's menu document names its executors.
+                ("menu_entry", 1),
             ],
             "{log:?}"
         );
