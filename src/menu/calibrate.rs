@@ -47,7 +47,7 @@ pub struct Turn {
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Battery {
-    /// [`SCHEMA`].
+    /// `SCHEMA`.
     pub schema: String,
     /// The turns.
     #[serde(rename = "turn", default)]

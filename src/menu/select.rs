@@ -170,7 +170,7 @@ impl Menu {
     /// Loads an index (and the dense vectors, when the index names them and they are given).
     ///
     /// # Errors
-    /// [`Malformed`] when the bytes are not a menu index, or the vectors do not fit it.
+    /// `Malformed` when the bytes are not a menu index, or the vectors do not fit it.
     pub fn load(index: Vec<u8>, vectors: Option<Vec<u8>>) -> Result<Menu, Malformed> {
         let index = Index::parse(index)?;
         let vectors = match (&index.header.dense, vectors) {
@@ -222,7 +222,7 @@ impl Menu {
     }
 
     /// τ for the embedder in use: the recorded one, or for the built-in embedder its shipped
-    /// calibration ([`lexical::CALIBRATED`]).
+    /// calibration (`lexical::CALIBRATED`).
     pub fn threshold_for(&self, embedder: &str) -> Option<f64> {
         let recipe = &self.index.header.recipe;
         match &self.index.header.settings.threshold {
