@@ -4,6 +4,7 @@
 //! `skillc verify` and [`super::Catalog::open`] read through here, so the bytes a catalog
 //! serves are exactly the bytes that were verified (no second read after the check).
 
+use crate::emit::write::is_executable;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -59,17 +60,6 @@ pub fn read_tree(dir: &Path) -> Result<(BTreeMap<String, Entry>, BTreeSet<String
         files.insert(listed.path, entry);
     }
     Ok((files, executable))
-}
-
-#[cfg(unix)]
-fn is_executable(meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o111 != 0
-}
-
-#[cfg(not(unix))]
-fn is_executable(_: &std::fs::Metadata) -> bool {
-    false
 }
 
 /// Why a public key cannot be used.

@@ -271,13 +271,7 @@ fn find_dir(skill: SkillSource, db: &Db, cwd: &Path, given: &str) -> Option<Path
     Some(root.join(skill.display(db)))
 }
 
-#[cfg(unix)]
+/// A regular file (not a link) with an execute bit.
 fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
-#[cfg(not(unix))]
-fn is_executable(_: &Path) -> bool {
-    false
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() && crate::emit::write::is_executable(&m))
 }

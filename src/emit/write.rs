@@ -305,6 +305,21 @@ pub fn append_lines(path: &Path, lines: &[String]) -> Result<(), EmitError> {
     f.write_all(buf.as_bytes()).map_err(io_err(path))
 }
 
+/// Whether a file's mode has an execute bit (user, group or other); always `false` where
+/// there are no modes. One rule for what `out/`, import, export and the catalog readers call
+/// executable.
+#[cfg(unix)]
+pub(crate) fn is_executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o111 != 0
+}
+
+/// Whether a file's mode has an execute bit: never, where there are no modes.
+#[cfg(not(unix))]
+pub(crate) fn is_executable(_: &std::fs::Metadata) -> bool {
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 //! characters and the size and count limits refuse a source before anything is written.
 
 use super::*;
+use crate::emit::write::is_executable;
 
 /// Fetches and reads a source into memory. `locked` resolves local paths against the
 /// project root (as the lock records them) and always fetches remote sources again.
@@ -313,15 +314,4 @@ pub(super) fn read_dir(dir: &Path, limits: Limits) -> Result<Files, Failure> {
         return Err((&rules::IM003, format!("no SKILL.md in {}", dir.display())));
     }
     Ok((files, executable))
-}
-
-#[cfg(unix)]
-fn is_executable(meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o111 != 0
-}
-
-#[cfg(not(unix))]
-fn is_executable(_: &std::fs::Metadata) -> bool {
-    false
 }

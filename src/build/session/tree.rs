@@ -2,6 +2,7 @@
 //! produced only for the files to write), what to write, remove and leave alone
 //! ([`plan_writes`], pure), and the writes themselves — in parallel, the catalog last.
 
+use crate::emit::write::is_executable;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -240,17 +241,6 @@ pub(super) fn list_out(out_dir: &Path) -> Result<Listing, EmitError> {
             (l.path, disk)
         })
         .collect())
-}
-
-#[cfg(unix)]
-fn is_executable(m: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    m.permissions().mode() & 0o111 != 0
-}
-
-#[cfg(not(unix))]
-fn is_executable(_: &std::fs::Metadata) -> bool {
-    false
 }
 
 /// A file written: its size and the modification time it got.
