@@ -162,7 +162,7 @@ impl fmt::Display for Refusal {
                     write!(f, " (a different key with the same id)")?;
                 }
                 write!(f, ", but key {trusted} is {how} for it")?;
-                if *how == "pinned (first use)" {
+                if *how == "pinned" {
                     write!(
                         f,
                         "; if the signer rotated its key, check the new key out of band, then run `skillc verify {location} --accept-key {signer}`"
@@ -284,36 +284,48 @@ impl TrustState {
                 Ok(())
             }
         };
+        // `--accept-key` names the key the catalog must be signed by, whatever anchors it.
+        if let Some(asked) = ask.accept
+            && !asked.eq_ignore_ascii_case(&id)
+        {
+            return Err(Refusal::AcceptMismatch {
+                asked: asked.to_owned(),
+                signer: id,
+            });
+        }
+        // A given or configured key that differs from the location's pin moves the pin
+        // (said, like an accepted rotation).
+        let moved = || {
+            self.locations
+                .get(location)
+                .filter(|pin| pin.public_key != key_line(signer))
+                .map(|pin| pin.key_id.clone())
+        };
         let (how, replaces) = match anchor {
             Anchor::Given(c) => {
                 production_ok(c)?;
                 if c.key != *signer {
                     return Err(refuse(vec![&c.key], "given"));
                 }
-                (How::Given, None)
+                (How::Given, moved())
             }
             Anchor::Configured(list) => {
                 let Some(c) = list.iter().find(|c| c.key == *signer) else {
                     return Err(refuse(list.iter().map(|c| &c.key).collect(), "configured"));
                 };
                 production_ok(c)?;
-                (How::Configured, None)
+                (How::Configured, moved())
             }
             Anchor::FirstUse if ask.production => return Err(Refusal::ProductionNeedsKey),
             Anchor::FirstUse => match self.locations.get(location) {
                 None => (How::FirstUse, None),
                 Some(pin) if pin.public_key == key_line(signer) => (How::Pinned, None),
                 Some(pin) => match ask.accept {
-                    Some(asked) if asked.eq_ignore_ascii_case(&id) => (How::Accepted, Some(pin.key_id.clone())),
-                    Some(asked) => {
-                        return Err(Refusal::AcceptMismatch {
-                            asked: asked.to_owned(),
-                            signer: id,
-                        });
-                    }
+                    // Checked above: the catalog is signed by the key accepted.
+                    Some(_) => (How::Accepted, Some(pin.key_id.clone())),
                     None => {
                         let pinned = PublicKey::from_file(&pin.public_key).ok();
-                        let mut r = refuse(pinned.iter().collect(), "pinned (first use)");
+                        let mut r = refuse(pinned.iter().collect(), "pinned");
                         if let Refusal::UntrustedSigner { trusted, .. } = &mut r
                             && trusted.is_empty()
                         {

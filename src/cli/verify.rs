@@ -155,11 +155,13 @@ fn announce(out: &mut Printer, t: &trust::Trusted, shown: &str, state: &Path) {
             "warning: trusting key {id} for {shown} on first use (recorded in {}); a catalog there signed by another key will be refused",
             state.display()
         )),
-        trust::How::Accepted => out.note(&format!(
-            "note: {shown} is now pinned to key {id}, replacing key {} (recorded in {})",
-            t.replaces.as_deref().unwrap_or("?"),
-            state.display()
-        )),
+        trust::How::Accepted | trust::How::Given | trust::How::Configured if t.replaces.is_some() => {
+            out.note(&format!(
+                "note: {shown} is now pinned to key {id}, replacing key {} (recorded in {})",
+                t.replaces.as_deref().unwrap_or("?"),
+                state.display()
+            ));
+        }
         _ => {}
     }
 }
@@ -259,7 +261,7 @@ fn trusted_how(how: trust::How) -> &'static str {
     match how {
         trust::How::Given => "given with --key",
         trust::How::Configured => "configured in [verify] keys",
-        trust::How::Pinned => "pinned on first use",
+        trust::How::Pinned => "pinned for this folder",
         trust::How::FirstUse => "trusted on first use",
         trust::How::Accepted => "accepted with --accept-key",
     }

@@ -236,3 +236,35 @@ fn concurrent_verifications_lose_no_pin() {
         assert!(recorded.contains(&needle), "{f} lost its pin:\n{recorded}");
     }
 }
+
+/// Item 1: `--accept-key` names the key the catalog must be signed by, even when the pin
+/// already matches (a wrong id is refused, never ignored); a given key that differs from the
+/// folder's first-use pin moves the pin and says so, as an accepted rotation does.
+#[test]
+fn a_wrong_accepted_key_is_refused_and_a_given_key_moving_the_pin_is_said() {
+    let (dir, a, b) = project();
+    let p = dir.path();
+    build(p, "a.key", "1800000000");
+    assert_eq!(verify(p, &[]).code, Some(0), "first use pins a");
+    let r = verify(p, &["--accept-key", "0123456789ABCDEF"]);
+    assert_eq!(
+        r.code,
+        Some(1),
+        "a wrong --accept-key with a matching pin: {}",
+        r.stdout
+    );
+    let r = verify(p, &["--accept-key", &a]);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+
+    build(p, "b.key", "1800000100");
+    let r = verify(p, &["--key", "b.pub"]);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains(&format!("now pinned to key {b}, replacing key {a}")),
+        "the pin moved, loudly: {}",
+        r.stderr
+    );
+    let r = verify(p, &[]);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("pinned for this folder"), "{}", r.stdout);
+}
