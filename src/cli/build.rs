@@ -238,12 +238,20 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
     })
 }
 
-/// Turns a build error into the CLI's error, printing vocabulary diagnostics.
+/// Turns a build error into the CLI's error, printing vocabulary and translations diagnostics.
 pub(crate) fn report_error(e: BuildError, vocab_text: &str, out: &mut Printer) -> anyhow::Error {
     match e {
         BuildError::Vocabulary(path, diags) => {
             project::print_file_diagnostics(out, &diags, vocab_text);
             anyhow::anyhow!("the vocabulary {path} has errors (see above)")
+        }
+        BuildError::Translations {
+            path,
+            diagnostics,
+            text,
+        } => {
+            project::print_file_diagnostics(out, &diagnostics, &text);
+            anyhow::anyhow!("{path} has errors (see above); fix them, or remove the entries in question")
         }
         other => other.into(),
     }
