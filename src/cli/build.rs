@@ -192,7 +192,7 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
     if let KeySource::Created(p) = &key_source {
         out.note(&format!("note: created a development signing key at {} (mode 0600, ignored by git); use `skillc keygen` or {} for releases", p.display(), keys::KEY_ENV));
     }
-    let (vpath, vtext) = project::vocabulary_source(&project, args.vocabulary.as_deref())?;
+    let (vpath, vtext) = project::vocabulary_source(&project, args.vocabulary.as_deref(), out)?;
     let vocab_file = (vpath != crate::vocab::DEFAULT_PATH).then(|| PathBuf::from(&vpath));
     // Watched even before they exist: creating one changes the build.
     let mut config_files = vec![
@@ -220,7 +220,7 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
             key,
             sde: source_date_epoch()?,
             vocab_path: vpath,
-            translations: project::translations_source(&project)?.1,
+            translations: project::translations_source(&project, out)?.1,
             admission: cfg.admission.clone(),
             fail_on: cfg.fail_on,
             // A project's imports (`skillc import`) record their sources as `imported_from`.

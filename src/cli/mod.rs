@@ -286,7 +286,7 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
                 crate::vocab::DEFAULT_TEXT.to_owned()
             } else {
                 let project = project::load(&std::env::current_dir()?, &mut out)?;
-                project::vocabulary_source(&project, None)?.1
+                project::vocabulary_source(&project, None, &mut out)?.1
             };
             out.write(&text)?;
             out.flush()?;
