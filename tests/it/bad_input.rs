@@ -45,3 +45,59 @@ fn toml_inputs_that_are_not_utf8_are_reported_at_the_byte() {
         assert!(!r.stderr.contains("stream did not contain"), "{file}: {}", r.stderr);
     }
 }
+
+/// A newline, a tab or a carriage return in a file or folder name: `check` reports `SK045` and
+/// `scan` reports `SC004` (high, so exit 1) for the same names, one rule behind both.
+#[test]
+fn scan_and_check_agree_on_control_characters_in_names() {
+    for (folder, file) in [
+        ("ledger", "scripts/two\nlines.py"),
+        ("ledger", "notes\rback.md"),
+        ("ledger", "tab\there.md"),
+        ("led\nger", "scripts/tool.py"),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let skill = dir.path().join("skills").join(folder);
+        std::fs::create_dir_all(skill.join("scripts")).expect("mkdir");
+        std::fs::write(
+            skill.join("SKILL.md"),
+            format!(
+                "---\nname: {}\ndescription: Records payments.\n---\n\nBody.\n",
+                "ledger"
+            ),
+        )
+        .expect("write");
+        std::fs::write(skill.join(file), "print('ok')\n").expect("write");
+        let check = run(dir.path(), &["check", "--format", "json", "skills"]);
+        assert_eq!(check.code, Some(1), "{folder:?}/{file:?}: {}", check.stdout);
+        assert!(
+            check.stdout.contains("\"SK045\""),
+            "{folder:?}/{file:?}: {}",
+            check.stdout
+        );
+        let scan = run(dir.path(), &["scan", "--format", "json", "skills"]);
+        assert_eq!(
+            scan.code,
+            Some(1),
+            "{folder:?}/{file:?}: {}{}",
+            scan.stdout,
+            scan.stderr
+        );
+        let report = scan.json();
+        let hits: Vec<&serde_json::Value> = report["skills"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|s| s["findings"].as_array().into_iter().flatten())
+            .filter(|f| f["code"] == "SC004")
+            .collect();
+        assert_eq!(hits.len(), 1, "{folder:?}/{file:?}: {}", scan.stdout);
+        assert_eq!(hits[0]["severity"], "high");
+        let shown = hits[0]["file"].as_str().unwrap_or_default();
+        let name = if folder == "ledger" { file } else { folder };
+        assert!(shown.contains(name), "{shown:?} names {name:?}");
+        let human = run(dir.path(), &["scan", "skills"]);
+        assert_eq!(human.code, Some(1));
+        assert!(human.stdout.contains("SC004"), "{}", human.stdout);
+    }
+}
