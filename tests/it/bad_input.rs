@@ -101,3 +101,73 @@ fn scan_and_check_agree_on_control_characters_in_names() {
         assert!(human.stdout.contains("SC004"), "{}", human.stdout);
     }
 }
+
+/// `skillc explain` and `skillc vocabulary` speak JSON like every other command: the same
+/// rules as the text listing, one rule with its explanation, the vocabulary as read; a
+/// vocabulary with errors is exit 2 with its diagnostic.
+#[test]
+fn explain_and_vocabulary_print_json() {
+    let p = project();
+    let listing = run(p.path(), &["explain"]);
+    assert_eq!(listing.code, Some(0));
+    let all = run(p.path(), &["explain", "--format", "json"]);
+    assert_eq!(all.code, Some(0), "{}", all.stderr);
+    let all = all.json();
+    assert_eq!(all["schema"], "skillc.explain/1");
+    let rules = all["rules"].as_array().expect("rules");
+    assert_eq!(rules.len(), listing.stdout.lines().count());
+    let sk003 = rules.iter().find(|r| r["code"] == "SK003").expect("SK003");
+    assert_eq!(sk003["fixable"], true);
+    assert_eq!(sk003["kind"], "diagnostic");
+    assert!(sk003["explanation"].is_null());
+    let sc011 = rules.iter().find(|r| r["code"] == "SC011").expect("SC011");
+    assert_eq!(
+        (sc011["kind"].as_str(), sc011["severity"].as_str()),
+        (Some("scan"), Some("high"))
+    );
+    assert!(sc011["fix"].is_null());
+
+    let one = run(p.path(), &["explain", "invalid-yaml", "--format", "json"]).json();
+    let rules = one["rules"].as_array().expect("rules");
+    assert_eq!(rules.len(), 1);
+    assert_eq!(rules[0]["code"], "SK006");
+    let text = run(p.path(), &["explain", "SK006"]).stdout;
+    let explanation = rules[0]["explanation"].as_str().expect("explanation");
+    assert!(text.starts_with(explanation), "{explanation}");
+    let unknown = run(p.path(), &["explain", "XX999", "--format", "json"]);
+    assert_eq!(unknown.code, Some(2));
+
+    let builtin = run(p.path(), &["vocabulary", "--format", "json"]);
+    assert_eq!(builtin.code, Some(0), "{}", builtin.stderr);
+    let v = builtin.json();
+    assert_eq!(v["schema"], "skillc.vocabulary/1");
+    assert_eq!(v["path"], "<built-in vocabulary>");
+    let read = v["actions"]
+        .as_array()
+        .expect("actions")
+        .iter()
+        .find(|a| a["name"] == "read")
+        .expect("read");
+    assert_eq!(read["class"], "safe");
+    assert!(read["synonyms"].as_array().expect("synonyms").contains(&"get".into()));
+    for list in ["objects", "qualifiers", "domains", "rules"] {
+        assert!(!v[list].as_array().expect(list).is_empty(), "{list}");
+    }
+    assert_eq!(
+        run(p.path(), &["vocabulary", "--default", "--format", "json"]).json(),
+        v
+    );
+
+    let own = "version = 1\n[actions]\nread = { class = \"safe\", en = \"read\", it = \"leggi\" }\n[objects]\nnotes = { en = \"notes\", it = \"note\" }\n";
+    std::fs::write(p.path().join("vocabulary.toml"), own).expect("write");
+    let v = run(p.path(), &["vocabulary", "--format", "json"]);
+    assert_eq!(v.code, Some(0), "{}", v.stderr);
+    let v = v.json();
+    assert!(v["path"].as_str().unwrap_or_default().ends_with("vocabulary.toml"));
+    assert_eq!(v["objects"][0]["name"], "notes");
+    std::fs::write(p.path().join("vocabulary.toml"), "version = 1\n[actions]\nread = 3\n").expect("write");
+    let bad = run(p.path(), &["vocabulary", "--format", "json"]);
+    assert_eq!(bad.code, Some(2), "{}", bad.stdout);
+    assert!(bad.stderr.contains("error[VO"), "{}", bad.stderr);
+    assert!(bad.stdout.is_empty());
+}
