@@ -171,3 +171,61 @@ fn explain_and_vocabulary_print_json() {
     assert!(bad.stderr.contains("error[VO"), "{}", bad.stderr);
     assert!(bad.stdout.is_empty());
 }
+
+/// Every path under `dir` with its bytes (folders as empty), for "nothing was written".
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut all: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|e| {
+            let bytes = if e.file_type().is_file() {
+                std::fs::read(e.path()).expect("read")
+            } else {
+                Vec::new()
+            };
+            (e.path().display().to_string(), bytes)
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+/// `curate run --dry-run` writes nothing — no run lock, no archive root, no state, no event,
+/// no `.gitignore` — with candidates, with a corrupt state and with an interrupted run's
+/// journal alike; the same project's real run does write (so the snapshot can tell).
+#[test]
+fn a_curator_dry_run_writes_nothing() {
+    let p = project();
+    std::fs::write(p.path().join("pipeline.toml"), "[curator]\nenabled = true\n").expect("write");
+    let log = p.path().join(".skillc/events.jsonl");
+    std::fs::create_dir_all(log.parent().expect("parent")).expect("mkdir");
+    std::fs::write(
+        &log,
+        "{\"event\":\"skill.created\",\"time\":\"2020-01-01T00:00:00Z\",\"skill\":\"ledger\",\"source\":\"auto_generated\"}\n",
+    )
+    .expect("write");
+    let now = [("SKILLC_NOW", "2026-06-01T00:00:00Z")];
+    let dry = |p: &tempfile::TempDir| {
+        let before = snapshot(p.path());
+        let r = skillc_env(p.path(), &["curate", "run", "--dry-run", "--format", "json"], &now);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        assert_eq!(r.json()["dry_run"], true);
+        assert_eq!(snapshot(p.path()), before, "a dry run wrote something");
+        r.json()
+    };
+    let plan = dry(&p);
+    assert_eq!(plan["candidates"].as_array().map(Vec::len), Some(1), "{plan}");
+    std::fs::create_dir_all(p.path().join(".skillc/curator")).expect("mkdir");
+    std::fs::write(p.path().join(".skillc/curator/state.json"), "{ not json").expect("write");
+    dry(&p);
+    std::fs::remove_file(p.path().join(".skillc/curator/state.json")).expect("rm");
+    let before = snapshot(p.path());
+    let r = skillc_env(p.path(), &["curate", "maybe"], &now);
+    assert_ne!(
+        snapshot(p.path()),
+        before,
+        "a real run writes: {}{}",
+        r.stdout,
+        r.stderr
+    );
+}
