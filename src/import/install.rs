@@ -123,6 +123,7 @@ pub(super) fn install(mut outcome: Outcome, mut acquired: Acquired, options: &Op
             )
         }
         Err(Commit::Exists) => outcome.end(Status::Skipped, &rules::IM006, exists()),
+        Err(Commit::Entry(e)) => outcome.end(Status::Failed, &rules::IM004, e),
         Err(Commit::Io(e)) => outcome.end(Status::Failed, &rules::IM002, e),
     }
 }
@@ -130,7 +131,23 @@ pub(super) fn install(mut outcome: Outcome, mut acquired: Acquired, options: &Op
 enum Commit {
     Invalid(Vec<Diagnostic>),
     Exists,
+    /// An entry of the source cannot be written as a file (`a` and `a/b`, a name too long):
+    /// the source's problem (`IM004`), named by the entry, never by the staging folder.
+    Entry(String),
     Io(String),
+}
+
+/// What a failed write of the entry `rel` is: the entry's fault when the file system refuses
+/// its name or shape, else the machine's. Neither message names the staging folder.
+fn entry_error(rel: &str) -> impl Fn(std::io::Error) -> Commit + '_ {
+    use std::io::ErrorKind::{AlreadyExists, InvalidFilename, IsADirectory, NotADirectory};
+    move |e| match e.kind() {
+        NotADirectory | IsADirectory | InvalidFilename | AlreadyExists => Commit::Entry(format!(
+            "entry `{}` cannot be written as a file ({e})",
+            rel.escape_debug()
+        )),
+        _ => Commit::Io(format!("writing `{}`: {e}", rel.escape_debug())),
+    }
 }
 
 fn stage_and_commit(
@@ -154,13 +171,13 @@ fn stage_and_commit(
     for (rel, bytes) in files {
         let path = staged.join(rel);
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(io(parent))?;
+            std::fs::create_dir_all(parent).map_err(entry_error(rel))?;
         }
-        std::fs::write(&path, bytes).map_err(io(&path))?;
+        std::fs::write(&path, bytes).map_err(entry_error(rel))?;
         #[cfg(unix)]
         if executable.contains(rel) {
             use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).map_err(io(&path))?;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).map_err(entry_error(rel))?;
         }
     }
     #[cfg(not(unix))]

@@ -229,3 +229,55 @@ fn a_curator_dry_run_writes_nothing() {
         r.stderr
     );
 }
+
+/// A zip whose entries cannot all be written (a file that is also another entry's folder, a
+/// name longer than a file system takes) is the source's problem: `IM004`, exit 1, the entry
+/// named, no temporary path in the message, nothing written.
+#[test]
+fn hostile_zips_are_refused_by_entry() {
+    let src = tempfile::tempdir().expect("tempdir");
+    let md = "---\nname: kit\ndescription: A kit.\n---\n\nBody.\n";
+    let long = format!("kit/{}.md", "n".repeat(300));
+    let deep = format!("kit/{}x.md", "abcdefgh/".repeat(120));
+    /// (case, the zip's entries, what the refusal names).
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a [u8])>, &'a str);
+    let cases: Vec<Case<'_>> = vec![
+        (
+            "conflict",
+            vec![
+                ("kit/SKILL.md", md.as_bytes()),
+                ("kit/notes", b"n"),
+                ("kit/notes/a.md", b"a"),
+            ],
+            "kit/notes",
+        ),
+        ("long", vec![("kit/SKILL.md", md.as_bytes()), (&long, b"x")], "kit/nnnn"),
+        (
+            "deep",
+            vec![("kit/SKILL.md", md.as_bytes()), (&deep, b"x")],
+            "kit/abcdefgh/",
+        ),
+    ];
+    for (what, entries, named) in cases {
+        let zip = src.path().join(format!("{what}.zip"));
+        std::fs::write(&zip, crate::import::zip_of(&entries)).expect("write");
+        let p = crate::import::Project::new();
+        let (r, j) = p.import_json(&[&zip.display().to_string()]);
+        assert_eq!(r.code, Some(1), "{what}: {j}\n{}", r.stderr);
+        assert_eq!(
+            crate::import::statuses(&j),
+            [("failed".into(), "IM004".into())],
+            "{what}: {j}"
+        );
+        let reason = j["sources"][0]["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains(named), "{what}: {reason}");
+        for shown in [reason, &r.stderr, &r.stdout] {
+            assert!(
+                !shown.contains("import-") && !shown.contains("/.skillc"),
+                "{what}: a staging path: {shown}"
+            );
+        }
+        assert!(p.skills().is_empty(), "{what}: {:?}", p.skills().keys());
+        assert!(p.lock().is_none());
+    }
+}
