@@ -320,10 +320,7 @@ fn finish(
     started: Instant,
 ) -> anyhow::Result<Status> {
     if let Some(expires) = &o.expired {
-        out.note(&format!(
-            "warning: the catalog expires at {expires}, which is already past: `skillc verify` will refuse it \
-             (SOURCE_DATE_EPOCH is old; raise `[signing] expires_days` or use a recent time)"
-        ));
+        out.note(&expired_warning(expires));
     }
     for f in &o.foreign {
         out.note(&format!(
@@ -356,6 +353,16 @@ fn finish(
     } else {
         Status::Success
     })
+}
+
+/// The warning of a build whose catalog is already expired when written (only an old
+/// `SOURCE_DATE_EPOCH` does that: without it an expired catalog is renewed). `build` and
+/// `watch` print it on every build, up-to-date ones included.
+pub(crate) fn expired_warning(expires: &str) -> String {
+    format!(
+        "warning: the catalog expires at {expires}, which is already past: `skillc verify` will refuse it \
+         (SOURCE_DATE_EPOCH is old; raise `[signing] expires_days` or use a recent time)"
+    )
 }
 
 /// The summary line of a build.

@@ -285,6 +285,9 @@ fn report(
     since: Option<Instant>,
 ) -> anyhow::Result<()> {
     let latency = since.map(|s| s.elapsed());
+    if let Some(expires) = &o.expired {
+        out.note(&super::build::expired_warning(expires));
+    }
     if args.message_format == MessageFormat::Json {
         // Why each changed skill is rejected, as `build` says it (the human lines below), and
         // where: the `file:line:column` of the diagnostic that rejected it.

@@ -281,3 +281,33 @@ fn hostile_zips_are_refused_by_entry() {
         assert!(p.lock().is_none());
     }
 }
+
+/// A catalog already expired when written (an old `SOURCE_DATE_EPOCH`) is a warning on every
+/// build, an unchanged one included; without `SOURCE_DATE_EPOCH` the next build renews it, so
+/// that it verifies.
+#[test]
+fn an_expired_catalog_is_warned_about_then_renewed() {
+    let p = project();
+    std::fs::write(p.path().join("pipeline.toml"), "[signing]\nexpires_days = 30\n").expect("write");
+    let old = [("SOURCE_DATE_EPOCH", "1000000000")];
+    for round in ["first", "unchanged"] {
+        let r = skillc_env(p.path(), &["build", "--skip", "L5"], &old);
+        assert_eq!(r.code, Some(0), "{round}: {}", r.stderr);
+        assert!(
+            r.stderr
+                .contains("warning: the catalog expires at 2001-10-09T01:46:40Z, which is already past"),
+            "{round}: {}",
+            r.stderr
+        );
+    }
+    let verify = run(p.path(), &["verify", "out"]);
+    assert_eq!(verify.code, Some(1), "{}", verify.stdout);
+    let r = run(p.path(), &["build", "--skip", "L5"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(!r.stderr.contains("already past"), "{}", r.stderr);
+    let verify = run(p.path(), &["verify", "out"]);
+    assert_eq!(verify.code, Some(0), "{}{}", verify.stdout, verify.stderr);
+    // Built again without a change and without SOURCE_DATE_EPOCH: up to date, not re-signed.
+    let again = run(p.path(), &["build", "--skip", "L5"]);
+    assert!(again.stdout.starts_with("up to date"), "{}", again.stdout);
+}
