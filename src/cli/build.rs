@@ -125,6 +125,18 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
     // Paths given on the command line are relative to the current folder; inside the build
     // they are shown relative to the project root, so that outputs do not depend on where
     // the project lives.
+    // A folder given that is not there is named as given (`/nope`), before it is made
+    // relative to the project (which would show it as `../../nope`).
+    for p in &args.skills {
+        let full = cwd.join(p);
+        let shown = p.to_string_lossy();
+        let shown = crate::diag::printable(&shown);
+        anyhow::ensure!(full.exists(), "the skills folder {shown} does not exist");
+        anyhow::ensure!(
+            full.is_dir(),
+            "{shown} is not a folder: --skills takes folders that contain skills"
+        );
+    }
     let roots: Vec<PathBuf> = if args.skills.is_empty() {
         cfg.skills.iter().map(|p| relative_to(p, root)).collect()
     } else {

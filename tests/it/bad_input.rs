@@ -311,3 +311,23 @@ fn an_expired_catalog_is_warned_about_then_renewed() {
     let again = run(p.path(), &["build", "--skip", "L5"]);
     assert!(again.stdout.starts_with("up to date"), "{}", again.stdout);
 }
+
+/// `build --skills DIR` with a folder that is not there: one error naming it as given, exit 2.
+#[test]
+fn a_missing_skills_folder_is_named_as_given() {
+    let p = project();
+    for (given, says) in [
+        ("/nope", "error: the skills folder /nope does not exist"),
+        ("no/such/dir", "error: the skills folder no/such/dir does not exist"),
+        (
+            "skills/ledger/SKILL.md",
+            "error: skills/ledger/SKILL.md is not a folder",
+        ),
+    ] {
+        let r = run(p.path(), &["build", "--skills", given]);
+        assert_eq!(r.code, Some(2), "{given}: {}", r.stderr);
+        assert!(r.stderr.starts_with(says), "{given}: {}", r.stderr);
+        assert_eq!(r.stderr.lines().count(), 1, "{given}: {}", r.stderr);
+        assert!(!r.stderr.contains(".."), "{given}: {}", r.stderr);
+    }
+}
