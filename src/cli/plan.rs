@@ -330,7 +330,7 @@ pub(crate) fn run(args: &PlanArgs, out: &mut Printer) -> anyhow::Result<Status> 
         false,
         &[project.root.join(&project.config.out)],
     )?;
-    let (vpath, vtext) = project::vocabulary_source(&project, args.vocabulary.as_deref())?;
+    let (vpath, vtext) = project::vocabulary_source(&project, args.vocabulary.as_deref(), out)?;
     let db = &loaded.db;
     let vocab_input = TextInput::new(db, vpath, vtext.clone());
     let lv = vocab::vocabulary(db, vocab_input);
@@ -338,7 +338,7 @@ pub(crate) fn run(args: &PlanArgs, out: &mut Printer) -> anyhow::Result<Status> 
     if lv.diagnostics.iter().any(|d| d.severity == Severity::Error) {
         anyhow::bail!("the vocabulary has errors (see above)");
     }
-    let (tpath, ttext) = project::translations_source(&project)?;
+    let (tpath, ttext) = project::translations_source(&project, out)?;
     let tr_input = TextInput::new(db, tpath, ttext.clone());
     let review = translate::review::review(db, tr_input);
     project::print_file_diagnostics(out, &review.diagnostics, &ttext);

@@ -96,12 +96,10 @@ pub(super) fn install(mut outcome: Outcome, mut acquired: Acquired, options: &Op
         &stage_parent,
         &dest,
         (options.limits, options.fail_on),
-        reset,
     );
     let _ = std::fs::remove_dir(&stage_parent);
     match result {
-        Ok(notes) => {
-            outcome.notes.extend(notes);
+        Ok(()) => {
             outcome.status = Status::Imported;
             outcome
         }
@@ -111,14 +109,21 @@ pub(super) fn install(mut outcome: Outcome, mut acquired: Acquired, options: &Op
                 .find(|d| d.severity == Severity::Error)
                 .map(|d| format!("{}: {}", d.code(), d.message))
                 .unwrap_or_default();
+            let ceiling = reset && diags.iter().any(|d| d.rule.code == rules::SK052.code);
             outcome.diagnostics = diags;
+            let hint = if ceiling {
+                "; imported skills start `experimental`: review the skill, then add it by hand with the tier you grant"
+            } else {
+                ""
+            };
             outcome.end(
                 Status::Failed,
                 &rules::IM005,
-                format!("the skill does not pass `skillc check` ({first})"),
+                format!("the skill does not pass `skillc check` ({first}){hint}"),
             )
         }
         Err(Commit::Exists) => outcome.end(Status::Skipped, &rules::IM006, exists()),
+        Err(Commit::Entry(e)) => outcome.end(Status::Failed, &rules::IM004, e),
         Err(Commit::Io(e)) => outcome.end(Status::Failed, &rules::IM002, e),
     }
 }
@@ -126,7 +131,23 @@ pub(super) fn install(mut outcome: Outcome, mut acquired: Acquired, options: &Op
 enum Commit {
     Invalid(Vec<Diagnostic>),
     Exists,
+    /// An entry of the source cannot be written as a file (`a` and `a/b`, a name too long):
+    /// the source's problem (`IM004`), named by the entry, never by the staging folder.
+    Entry(String),
     Io(String),
+}
+
+/// What a failed write of the entry `rel` is: the entry's fault when the file system refuses
+/// its name or shape, else the machine's. Neither message names the staging folder.
+fn entry_error(rel: &str) -> impl Fn(std::io::Error) -> Commit + '_ {
+    use std::io::ErrorKind::{AlreadyExists, InvalidFilename, IsADirectory, NotADirectory};
+    move |e| match e.kind() {
+        NotADirectory | IsADirectory | InvalidFilename | AlreadyExists => Commit::Entry(format!(
+            "entry `{}` cannot be written as a file ({e})",
+            rel.escape_debug()
+        )),
+        _ => Commit::Io(format!("writing `{}`: {e}", rel.escape_debug())),
+    }
 }
 
 fn stage_and_commit(
@@ -136,8 +157,7 @@ fn stage_and_commit(
     stage_parent: &Path,
     dest: &Path,
     (limits, fail_on): (Limits, FindingSeverity),
-    reset: bool,
-) -> Result<Vec<Note>, Commit> {
+) -> Result<(), Commit> {
     let io = |p: &Path| {
         let p = p.display().to_string();
         move |e: std::io::Error| Commit::Io(format!("{p}: {e}"))
@@ -151,46 +171,29 @@ fn stage_and_commit(
     for (rel, bytes) in files {
         let path = staged.join(rel);
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(io(parent))?;
+            std::fs::create_dir_all(parent).map_err(entry_error(rel))?;
         }
-        std::fs::write(&path, bytes).map_err(io(&path))?;
+        std::fs::write(&path, bytes).map_err(entry_error(rel))?;
         #[cfg(unix)]
         if executable.contains(rel) {
             use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).map_err(io(&path))?;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).map_err(entry_error(rel))?;
         }
     }
     #[cfg(not(unix))]
     let _ = executable;
-    let mut diags = validate_staged(stage.path(), name, limits, fail_on).map_err(Commit::Io)?;
-    let mut notes = Vec::new();
-    if reset {
-        // Permissions the claimed tier allowed and `experimental` does not: kept, reported;
-        // `build` rejects the skill until a reviewer raises the tier.
-        diags.retain(|d| {
-            if d.rule.code == rules::SK052.code {
-                notes.push(Note {
-                    code: rules::IM008.code,
-                    message: format!(
-                        "{} ({}); raise `security_tier` after review",
-                        d.message,
-                        rules::SK052.code
-                    ),
-                });
-                false
-            } else {
-                true
-            }
-        });
-    }
+    // Exactly what `skillc check` reports: a permission the claimed tier allowed and
+    // `experimental` does not (`SK052`) refuses the import like any other error, since a
+    // permission above the tier's ceiling is an error (PRODUCT.md, "GAIA permission grammar
+    // and tier ceilings") and an imported skill lands `experimental`.
+    let diags = validate_staged(stage.path(), name, limits, fail_on).map_err(Commit::Io)?;
     if diags.iter().any(|d| d.severity == Severity::Error) {
         return Err(Commit::Invalid(diags));
     }
     if dest.symlink_metadata().is_ok() {
         return Err(Commit::Exists);
     }
-    std::fs::rename(&staged, dest).map_err(io(dest))?;
-    Ok(notes)
+    std::fs::rename(&staged, dest).map_err(io(dest))
 }
 
 /// Checks a staged skill before it enters the skills root: the skill `name` in the folder

@@ -7,6 +7,7 @@
 
 mod admit;
 mod adversarial;
+mod bad_input;
 mod build;
 mod catalog_cli;
 mod check;
