@@ -86,6 +86,35 @@ pub fn skillc_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     Run::from_output(cmd.output().unwrap_or_else(|e| panic!("cannot run {SKILLC}: {e}")))
 }
 
+/// [`skillc_env`] for at most 60 s, standard input closed: a command that would run until
+/// stopped (a `serve` that accepts its catalog) is killed then, and its exit code is `None`.
+pub fn skillc_bounded(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new(SKILLC);
+    cmd.args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("SKILLC_SIGNING_KEY")
+        .env_remove("SOURCE_DATE_EPOCH")
+        .env("XDG_STATE_HOME", state_home())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot run {SKILLC}: {e}"));
+    let start = std::time::Instant::now();
+    while child.try_wait().ok().flatten().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Run::from_output(child.wait_with_output().unwrap_or_else(|e| panic!("{SKILLC}: {e}")))
+}
+
 /// Every diagnostic of a `check --format json` report, as `(code, severity)` pairs.
 pub fn diagnostics(report: &serde_json::Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
