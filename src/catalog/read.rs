@@ -118,7 +118,7 @@ pub fn read_state(path: &Path) -> Result<TrustState, ReadError> {
         Ok(b) => TrustState::parse(&b).map_err(|e| {
             err(
                 path,
-                format!("damaged ({e}); refusing the catalog without its pinned keys and rollback protection (repair or remove it)"),
+                format!("damaged ({e}); refusing to verify without its pinned keys and rollback protection (repair or remove it)"),
             )
         }),
     }

@@ -72,6 +72,12 @@ where
 /// Runs `skillc ARGS` in `cwd` with `env` set, in a clean environment: no colours, no signing
 /// key and no `SOURCE_DATE_EPOCH` inherited from the caller.
 pub fn skillc_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut cmd = command_env(cwd, args, env);
+    Run::from_output(cmd.output().unwrap_or_else(|e| panic!("cannot run {SKILLC}: {e}")))
+}
+
+/// The command of [`skillc_env`].
+fn command_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut cmd = Command::new(SKILLC);
     cmd.args(args)
         .current_dir(cwd)
@@ -83,26 +89,16 @@ pub fn skillc_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    Run::from_output(cmd.output().unwrap_or_else(|e| panic!("cannot run {SKILLC}: {e}")))
+    cmd
 }
 
 /// [`skillc_env`] for at most 60 s, standard input closed: a command that would run until
 /// stopped (a `serve` that accepts its catalog) is killed then, and its exit code is `None`.
 pub fn skillc_bounded(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut cmd = Command::new(SKILLC);
-    cmd.args(args)
-        .current_dir(cwd)
-        .env("NO_COLOR", "1")
-        .env_remove("CLICOLOR_FORCE")
-        .env_remove("SKILLC_SIGNING_KEY")
-        .env_remove("SOURCE_DATE_EPOCH")
-        .env("XDG_STATE_HOME", state_home())
-        .stdin(std::process::Stdio::null())
+    let mut cmd = command_env(cwd, args, env);
+    cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
     let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot run {SKILLC}: {e}"));
     let start = std::time::Instant::now();
     while child.try_wait().ok().flatten().is_none() {
