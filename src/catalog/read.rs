@@ -201,10 +201,10 @@ impl Trust {
 
     /// Decides, as `skillc verify` does and without writing anything, which key the catalog
     /// in `dir` is checked against and with which rollback floor; `signer` is the key the
-    /// folder names ([`folder_signer`], [`tree_signer`]).
+    /// folder names (its `skillc.pub`, when readable).
     ///
     /// # Errors
-    /// [`TrustError`]: a refused signer, a damaged state file, no key to check with.
+    /// A `TrustError`: a refused signer, a damaged state file, no key to check with.
     pub fn decide(&self, dir: &Path, signer: Option<&PublicKey>) -> Result<Trusted, TrustError> {
         let state = match &self.state {
             Some(p) => read_state(p)?,
