@@ -51,6 +51,15 @@ pub(super) fn install(mut outcome: Outcome, mut acquired: Acquired, options: &Op
     if dest.symlink_metadata().is_ok() {
         return outcome.end(Status::Skipped, &rules::IM006, exists());
     }
+    if let Some(other) = same_name_elsewhere(&name, &dest, options) {
+        return outcome.end(
+            Status::Skipped,
+            &rules::IM006,
+            format!(
+                "a skill named `{name}` already exists at {other}; an import never relabels another skill (its skillc.lock entry and provenance are its own)"
+            ),
+        );
+    }
     // A `skillc export` moved extensions under `metadata` as strings: put them back, so that
     // an exported skill imports as the skill it was (and its tier claim is seen below).
     if let Some(restored) = std::str::from_utf8(&acquired.files[md_index].1)
@@ -126,6 +135,44 @@ pub(super) fn install(mut outcome: Outcome, mut acquired: Acquired, options: &Op
         Err(Commit::Entry(e)) => outcome.end(Status::Failed, &rules::IM004, e),
         Err(Commit::Io(e)) => outcome.end(Status::Failed, &rules::IM002, e),
     }
+}
+
+/// Another skill of the project named `name` than the one at `dest`: a folder of that name
+/// in a skills root, or the folder `skillc.lock` records for that name (`skillc.lock` and
+/// the catalog's provenance are keyed by name, so importing it elsewhere would relabel it).
+fn same_name_elsewhere(name: &str, dest: &Path, options: &Options) -> Option<String> {
+    // `dest` does not exist yet: compare through its parent's canonical path.
+    let canon = |p: &Path| match (p.parent(), p.file_name()) {
+        (Some(parent), Some(leaf)) => parent
+            .canonicalize()
+            .unwrap_or_else(|_| parent.to_path_buf())
+            .join(leaf),
+        _ => p.to_path_buf(),
+    };
+    let target = canon(dest);
+    let shown = |p: &Path| {
+        p.strip_prefix(&options.root)
+            .map(|r| r.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_else(|_| p.display().to_string())
+    };
+    for root in &options.skills_roots {
+        let there = root.join(name);
+        if there.symlink_metadata().is_ok() && canon(&there) != target {
+            return Some(shown(&there));
+        }
+    }
+    let locked = lock::read(&options.root).ok()?;
+    let entry = locked.entries.get(name)?;
+    let folder = match &entry.into {
+        Some(into) => options.root.join(into),
+        None => options
+            .skills_roots
+            .first()
+            .cloned()
+            .unwrap_or_else(|| options.root.join("skills")),
+    }
+    .join(name);
+    (canon(&folder) != target).then(|| format!("{} (recorded in skillc.lock, from {})", shown(&folder), entry.source))
 }
 
 enum Commit {

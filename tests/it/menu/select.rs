@@ -309,14 +309,15 @@ fn a_tampered_menu_index_or_signature_is_refused() {
         ("catalog.toml.sig", "bad signature: catalog.toml"),
     ] {
         let (menu, playbook, verify) = tampered(|out| flip_byte(&out.join(file)));
+        // Refused as `skillc verify` refuses it: exit 1.
         for r in [&menu, &playbook] {
-            assert_eq!(r.code, Some(2), "{file}: {}{}", r.stdout, r.stderr);
+            assert_eq!(r.code, Some(1), "{file}: {}{}", r.stdout, r.stderr);
             assert!(r.stderr.contains(needle), "{file}: {}", r.stderr);
             assert!(r.stdout.is_empty(), "{file}: {}", r.stdout);
         }
         assert_eq!(verify.code, Some(1), "{file}: verify accepts it");
         let (menu, _, _) = tampered(|out| std::fs::remove_file(out.join(file)).expect("rm"));
-        assert_eq!(menu.code, Some(2), "{file} removed: {}", menu.stderr);
+        assert_eq!(menu.code, Some(1), "{file} removed: {}", menu.stderr);
     }
 }
 
@@ -325,7 +326,7 @@ fn a_tampered_playbook_is_refused_and_the_full_check_sees_the_whole_tree() {
     let (menu, playbook, verify) = tampered(|out| flip_last_byte(&out.join("skills/pdf-forms/SKILL.md")));
     // The menu never reads SKILL.md; the playbook checks it against the signed index.
     assert_eq!(menu.code, Some(0), "{}", menu.stderr);
-    assert_eq!(playbook.code, Some(2), "{}", playbook.stdout);
+    assert_eq!(playbook.code, Some(1), "{}", playbook.stdout);
     assert!(playbook.stdout.is_empty());
     assert!(
         playbook.stderr.contains("hash mismatch: skills/pdf-forms/SKILL.md"),
@@ -338,10 +339,10 @@ fn a_tampered_playbook_is_refused_and_the_full_check_sees_the_whole_tree() {
     flip_last_byte(&dir.path().join("out/report.json"));
     assert_eq!(run(dir.path(), &["menu", "--turn", "pdf"]).code, Some(0));
     let full = run(dir.path(), &["menu", "--turn", "pdf", "--full-verify"]);
-    assert_eq!(full.code, Some(2));
+    assert_eq!(full.code, Some(1));
     assert!(full.stderr.contains("hash mismatch: report.json"), "{}", full.stderr);
     let full = run(dir.path(), &["playbook", "pdf-forms", "--full-verify"]);
-    assert_eq!(full.code, Some(2));
+    assert_eq!(full.code, Some(1));
 }
 
 #[test]
@@ -359,7 +360,7 @@ fn an_expired_or_rolled_back_catalog_is_refused() {
     std::fs::write(dir.path().join("state.json"), serde_json::to_string(&m).expect("json")).expect("write");
     let with_state = ["menu", "--turn", "pdf", "--state", "state.json"];
     let r = skillc_env(dir.path(), &with_state, &[]);
-    assert_eq!(r.code, Some(2));
+    assert_eq!(r.code, Some(1));
     assert!(r.stderr.contains("rollback"), "{}", r.stderr);
     std::fs::write(dir.path().join("state.json"), "{").expect("write");
     let r = skillc_env(dir.path(), &with_state, &[]);
@@ -374,7 +375,7 @@ fn an_expired_or_rolled_back_catalog_is_refused() {
     assert_eq!(old.code, Some(0), "{}", old.stderr);
     for args in [&["menu", "--turn", "pdf"][..], &["playbook", "pdf-forms"]] {
         let r = run(dir.path(), args);
-        assert_eq!(r.code, Some(2), "{args:?}");
+        assert_eq!(r.code, Some(1), "{args:?}");
         assert!(r.stderr.contains("expired"), "{args:?}: {}", r.stderr);
     }
 }
