@@ -83,18 +83,7 @@ pub(super) fn install(mut outcome: Outcome, mut acquired: Acquired, options: &Op
         Err(e) => return outcome.end(Status::Failed, &rules::IM008, e),
     }
     if acquired.lone {
-        let text = String::from_utf8_lossy(&acquired.files[md_index].1).into_owned();
-        let body = analysis.body.clone().and_then(|r| text.get(r)).unwrap_or_default();
-        let missing = edit::missing_scripts(body, acquired.files.iter().map(|(p, _)| p.as_str()));
-        if !missing.is_empty() {
-            outcome.notes.push(Note {
-                code: rules::IM007.code,
-                message: format!(
-                    "the body runs {} but only SKILL.md was imported; import the skill's folder or repository instead",
-                    missing.join(", ")
-                ),
-            });
-        }
+        note_missing_scripts(&mut outcome, &acquired, md_index, analysis.body.clone());
     }
     // Stage, check, move into place.
     let stage_parent = options.into.join(".skillc");
@@ -134,6 +123,27 @@ pub(super) fn install(mut outcome: Outcome, mut acquired: Acquired, options: &Op
         Err(Commit::Exists) => outcome.end(Status::Skipped, &rules::IM006, exists()),
         Err(Commit::Entry(e)) => outcome.end(Status::Failed, &rules::IM004, e),
         Err(Commit::Io(e)) => outcome.end(Status::Failed, &rules::IM002, e),
+    }
+}
+
+/// IM007: a lone SKILL.md whose body runs scripts that were not imported with it.
+fn note_missing_scripts(
+    outcome: &mut Outcome,
+    acquired: &Acquired,
+    md_index: usize,
+    body: Option<std::ops::Range<usize>>,
+) {
+    let text = String::from_utf8_lossy(&acquired.files[md_index].1).into_owned();
+    let body = body.and_then(|r| text.get(r)).unwrap_or_default();
+    let missing = edit::missing_scripts(body, acquired.files.iter().map(|(p, _)| p.as_str()));
+    if !missing.is_empty() {
+        outcome.notes.push(Note {
+            code: rules::IM007.code,
+            message: format!(
+                "the body runs {} but only SKILL.md was imported; import the skill's folder or repository instead",
+                missing.join(", ")
+            ),
+        });
     }
 }
 
