@@ -132,6 +132,7 @@ rules! {
     TR009 "review-outside-vocabulary" Error "An accepted name in `translations.toml` is outside the closed vocabulary or the name grammar.";
     TR010 "translations-invalid" Error "`translations.toml` is not valid TOML, or an entry has a missing, unknown or ill-typed key.";
     TR011 "translations-duplicate" Error "`translations.toml` has two entries for one skill and sub-command, or two objects for one skill.";
+    TR012 "weak-evidence" Error "The sub-command's name rests on weak evidence only; it is proposed for review instead of signed.";
     AD001 "l1-vocabulary" Error "L1: the executor name is outside the closed vocabulary or breaks the name grammar.";
     AD002 "l2-catalog-collision" Error "L2: the executor name is already taken in the catalog by another skill.";
     AD003 "duplicate-skill-name" Error "Two skills of one catalog have the same name.";
