@@ -211,47 +211,14 @@ fn broken_model_folders_are_errors_that_name_the_file() {
 #[test]
 fn calibrate_on_the_battery_with_the_local_model() {
     let Some(model) = model_dir() else { return };
-    let Some(corpus) = crate::common::corpus() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    crate::common::write_test_key(&dir.path().join("test.key"));
-    let pipeline = format!(
-        "[pipeline]\nskills = [{:?}]\nout = \"out\"\n\n[menu]\ngate_triggerless = true\nembedder = {{ local = {:?} }}\n",
-        corpus.display().to_string(),
+    let menu = format!(
+        "\n[menu]\ngate_triggerless = true\nembedder = {{ local = {:?} }}\n",
         model.display().to_string()
     );
-    std::fs::write(dir.path().join("pipeline.toml"), pipeline).unwrap();
-    // Some corpus skills are rejected (exit 1); the catalog is written.
-    let b = crate::common::skillc_env(
-        dir.path(),
-        &["build", "--key", "test.key", "--skip", "L5"],
-        &[("SOURCE_DATE_EPOCH", "1800000000")],
-    );
-    assert!(matches!(b.code, Some(0 | 1)), "{}", b.stderr);
-    let battery = crate::common::manifest_dir().join("tests/data/menu_battery.toml");
-    let battery = battery.to_string_lossy();
-    let human = crate::common::skillc_env(dir.path(), &["menu", "calibrate", &battery, "--state", "s.json"], &[]);
-    assert_eq!(human.code, Some(0), "{}\n{}", human.stdout, human.stderr);
-    println!("{}", human.stdout);
-    assert!(
-        human.stdout.contains("recorded τ for lexical/2+local:"),
-        "{}",
-        human.stdout
-    );
-    let r = crate::common::skillc_env(
-        dir.path(),
-        &[
-            "menu",
-            "calibrate",
-            &battery,
-            "--dry-run",
-            "--format",
-            "json",
-            "--state",
-            "s.json",
-        ],
-        &[],
-    );
-    let v = r.json();
+    let Some((dir, human, v)) = crate::menu::battery::calibrated_corpus(&menu) else {
+        return;
+    };
+    assert!(human.contains("recorded τ for lexical/2+local:"), "{human}");
     let get = |x: &serde_json::Value, k: &str| x[k].as_f64().unwrap_or(-1.0);
     let (rank, at, held) = (&v["ranking"]["all"], &v["at_tau"]["all"], &v["at_tau"]["held_out"]);
     // Measured (BENCHMARKS.md): ranking 0.795, at τ 0.675, held-out at τ 0.724 — the floors
