@@ -191,9 +191,10 @@ mod tests {
 
     #[test]
     fn italian_turns_get_their_english_words() {
+        // Words of one stem share the first entry's meaning (`documenti` before `documento`).
         assert_eq!(
             turn_text("riassumi questo documento"),
-            "riassumi questo documento (summarize summary document)"
+            "riassumi questo documento (summarize summary documents)"
         );
         // English turns, and an Italian-looking word alone, are left as typed.
         assert_eq!(turn_text("summarize this document"), "summarize this document");
