@@ -173,7 +173,7 @@ impl TurnEmbedder {
                 self.expected
             ));
         }
-        match e.embed_batch(&[turn]) {
+        match e.embed_batch(&[&crate::menu::dense::turn_text(turn)]) {
             Ok(mut v) if v.len() == 1 && !v[0].is_empty() => DenseTurn::Vector(v.remove(0)),
             Ok(_) => DenseTurn::Unavailable("no vector for the turn".into()),
             Err(err) => DenseTurn::Unavailable(err.to_string()),
