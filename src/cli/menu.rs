@@ -14,7 +14,7 @@ use crate::embed::Embedder as _;
 use crate::menu::calibrate::{self, Scored};
 use crate::menu::format::{self, ToolFormat};
 use crate::menu::settings::{self, Calibration, MenuSettings};
-use crate::menu::{DenseTurn, Selection};
+use crate::menu::{DenseTurn, MenuError, Selection};
 
 /// Output formats of `skillc menu`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -133,7 +133,9 @@ pub struct PlaybookArgs {
     pub catalog: CatalogArgs,
 }
 
-fn open(out: &Path, args: &CatalogArgs) -> anyhow::Result<MenuCatalog> {
+/// Opens the catalog, or reports why it does not verify (exit status 1, as `skillc verify`
+/// and README's exit status table say); IO and a missing catalog are errors (status 2).
+fn open(out: &Path, args: &CatalogArgs, printer: &mut Printer) -> anyhow::Result<Result<MenuCatalog, Status>> {
     let opts = OpenOptions {
         key: args.key.clone(),
         state: Some(args.state.clone().unwrap_or_else(crate::catalog::read::default_state)),
@@ -141,13 +143,33 @@ fn open(out: &Path, args: &CatalogArgs) -> anyhow::Result<MenuCatalog> {
         depth: if args.full_verify { Depth::Full } else { Depth::Menu },
         model: args.model.clone(),
     };
-    Ok(MenuCatalog::open(out, &opts)?)
+    match MenuCatalog::open(out, &opts) {
+        Ok(c) => Ok(Ok(c)),
+        Err(e @ catalog::CatalogError::Refused { .. }) => {
+            printer.note(&format!("error: {e}"));
+            Ok(Err(Status::Failure))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Reports a menu that cannot be given (a blank or oversized turn, an unknown agent, a size
+/// out of range, no threshold) with the code `POST /api/menu` answers: exit status 2.
+fn menu_failed(e: &MenuError, out: &mut Printer) -> Status {
+    out.note(&format!("error[{}]: {e}", e.code()));
+    Status::Error
 }
 
 /// The menu of a turn over an opened catalog (embedding the turn when the catalog has dense
 /// vectors; an unreachable embedder becomes a warning).
-fn selection(cat: &MenuCatalog, turn: &str, agent: Option<&str>, size: Option<usize>) -> anyhow::Result<Selection> {
-    Ok(cat.select(turn, agent, size)?)
+fn selection(
+    cat: &MenuCatalog,
+    turn: &str,
+    agent: Option<&str>,
+    size: Option<usize>,
+    out: &mut Printer,
+) -> Result<Selection, Status> {
+    cat.select(turn, agent, size).map_err(|e| menu_failed(&e, out))
 }
 
 pub(crate) fn run(args: &MenuArgs, out: &mut Printer) -> anyhow::Result<Status> {
@@ -157,9 +179,18 @@ pub(crate) fn run(args: &MenuArgs, out: &mut Printer) -> anyhow::Result<Status> 
     let Some(turn) = args.turn.as_deref() else {
         anyhow::bail!("give the turn with --turn TEXT (or run `skillc menu calibrate BATTERY`)");
     };
+    if let Err(e) = crate::menu::check_turn(turn) {
+        return Ok(menu_failed(&e, out));
+    }
     let dir = args.out.clone().unwrap_or_else(|| PathBuf::from("out"));
-    let cat = open(&dir, &args.catalog)?;
-    let sel = selection(&cat, turn, args.agent.as_deref(), args.size)?;
+    let cat = match open(&dir, &args.catalog, out)? {
+        Ok(c) => c,
+        Err(status) => return Ok(status),
+    };
+    let sel = match selection(&cat, turn, args.agent.as_deref(), args.size, out) {
+        Ok(s) => s,
+        Err(status) => return Ok(status),
+    };
     for w in &sel.warnings {
         out.note(&format!("warning: {w}"));
     }
@@ -224,9 +255,18 @@ fn on_loaded(slug: &str, session: Option<&str>, out: &mut Printer) {
 }
 
 pub(crate) fn playbook(args: &PlaybookArgs, out: &mut Printer) -> anyhow::Result<Status> {
-    let cat = open(&args.out, &args.catalog)?;
+    if let Some(Err(e)) = args.menu_turn.as_deref().map(crate::menu::check_turn) {
+        return Ok(menu_failed(&e, out));
+    }
+    let cat = match open(&args.out, &args.catalog, out)? {
+        Ok(c) => c,
+        Err(status) => return Ok(status),
+    };
     if let Some(turn) = args.menu_turn.as_deref() {
-        let sel = selection(&cat, turn, args.agent.as_deref(), args.size)?;
+        let sel = match selection(&cat, turn, args.agent.as_deref(), args.size, out) {
+            Ok(s) => s,
+            Err(status) => return Ok(status),
+        };
         for w in &sel.warnings {
             out.note(&format!("warning: {w}"));
         }
@@ -248,6 +288,11 @@ pub(crate) fn playbook(args: &PlaybookArgs, out: &mut Printer) -> anyhow::Result
         Ok(b) => b,
         Err(catalog::CatalogError::Skill(why)) => {
             out.note(&format!("error: {why}"));
+            return Ok(Status::Failure);
+        }
+        // SKILL.md differs from the hash the signed index records: the catalog does not verify.
+        Err(e @ catalog::CatalogError::Refused { .. }) => {
+            out.note(&format!("error: {e}"));
             return Ok(Status::Failure);
         }
         Err(e) => return Err(e.into()),
@@ -284,7 +329,10 @@ fn run_calibrate(args: &CalibrateArgs, out: &mut Printer) -> anyhow::Result<Stat
         (0.0..=1.0).contains(&args.max_false_offers),
         "--max-false-offers is a rate between 0 and 1"
     );
-    let cat = open(&args.out, &args.catalog)?;
+    let cat = match open(&args.out, &args.catalog, out)? {
+        Ok(c) => c,
+        Err(status) => return Ok(status),
+    };
     let menu = &cat.menu;
     let mut scored = Vec::with_capacity(battery.turns.len());
     let mut dense_down = None;

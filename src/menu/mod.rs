@@ -28,7 +28,7 @@ pub mod select;
 pub mod settings;
 pub mod text;
 
-pub use select::{Candidate, DenseTurn, Item, Menu, MenuError, Pass, Query, Selection};
+pub use select::{Candidate, DenseTurn, Item, MAX_TURN, Menu, MenuError, Pass, Query, Selection, check_turn};
 
 use crate::skill::yaml::Node;
 

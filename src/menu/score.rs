@@ -142,15 +142,99 @@ mod tests {
         }
     }
 
+    const WORDS: &[&str] = &[
+        "deploy",
+        "report",
+        "mail",
+        "invoice",
+        "pdf",
+        "merge",
+        "garden",
+        "water",
+        "sprint",
+        "ticket",
+        "docker",
+        "image",
+        "photo",
+        "weather",
+        "calendar",
+        "meeting",
+        "release",
+        "notes",
+        "changelog",
+        "table",
+    ];
+
+    /// A random catalog of 5 to 64 skills over [`WORDS`] (triggers, disabled skills, an agent
+    /// `a`), and its size.
+    fn random_menu(round: usize, next: &mut impl FnMut(u64) -> u64) -> (crate::menu::Menu, usize) {
+        use crate::menu::index::{self, Entry, Header};
+        use crate::menu::lexical::{self, Lexicon};
+        use crate::menu::settings::{Agent, MenuSettings, Threshold};
+        let lexicon = Lexicon::default();
+        let n = 5 + next(60) as usize;
+        let entries: Vec<Entry> = (0..n)
+            .map(|i| {
+                let text: Vec<&str> = (0..1 + next(6))
+                    .map(|_| WORDS[next(WORDS.len() as u64) as usize])
+                    .collect();
+                let text = text.join(" ");
+                let fields = [lexical::Field {
+                    text: &text,
+                    weight: 1.0 + next(3) as f32,
+                    head: next(2) == 0,
+                }];
+                Entry {
+                    slug: format!("s{i:03}"),
+                    title: text.clone(),
+                    line: text.clone(),
+                    triggers: if next(4) == 0 {
+                        vec![WORDS[next(WORDS.len() as u64) as usize].to_owned()]
+                    } else {
+                        vec![]
+                    },
+                    enabled: next(8) != 0,
+                    skill_md_sha256: [0; 32],
+                    body_offset: 0,
+                    features: lexical::doc_features(&fields, &lexicon),
+                    doc_sha256: String::new(),
+                }
+            })
+            .collect();
+        let agent: Vec<String> = (0..n).filter(|_| next(3) == 0).map(|i| format!("s{i:03}")).collect();
+        let settings = MenuSettings {
+            gate_triggerless: round.is_multiple_of(3),
+            threshold: Some(Threshold {
+                embedder: lexical::EMBEDDER.into(),
+                recipe: crate::menu::doc::RECIPE.into(),
+                tau: [0.0, 0.1, 0.2, 0.35][round % 4],
+            }),
+            agents: [(
+                "a".to_owned(),
+                Agent {
+                    skills: agent,
+                    menu_size: 2,
+                },
+            )]
+            .into(),
+            ..MenuSettings::default()
+        };
+        let header = Header {
+            settings,
+            ..Header::default()
+        };
+        let refs: Vec<&Entry> = entries.iter().collect();
+        let menu = crate::menu::Menu::load(index::render(&refs, &lexicon, header), None).expect("index");
+        (menu, n)
+    }
+
     /// The menu picked by the top-k path is the menu of the rules applied by sorting every
     /// candidate (`Menu::candidates` + `Menu::order` + the fill), over random catalogs, turns,
     /// sizes, agents, gates and a down embedder.
     #[test]
     fn the_fast_menu_is_the_menu_of_the_full_sort() {
-        use crate::menu::index::{self, Entry, Header};
-        use crate::menu::lexical::{self, Lexicon};
-        use crate::menu::settings::{Agent, MenuSettings, Threshold};
-        use crate::menu::{DenseTurn, Menu, Pass, Query};
+        use crate::menu::lexical;
+        use crate::menu::{DenseTurn, Pass, Query};
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut next = move |m: u64| {
             x ^= x << 13;
@@ -158,56 +242,8 @@ mod tests {
             x ^= x << 17;
             x % m
         };
-        const WORDS: &[&str] = &[
-            "deploy", "report", "mail", "invoice", "pdf", "merge", "garden", "water", "sprint", "ticket", "docker",
-            "image", "photo", "weather", "calendar", "meeting", "release", "notes", "changelog", "table",
-        ];
-        let lexicon = Lexicon::default();
         for round in 0..12 {
-            let n = 5 + next(60) as usize;
-            let entries: Vec<Entry> = (0..n)
-                .map(|i| {
-                    let text: Vec<&str> = (0..1 + next(6)).map(|_| WORDS[next(WORDS.len() as u64) as usize]).collect();
-                    let text = text.join(" ");
-                    let fields = [lexical::Field {
-                        text: &text,
-                        weight: 1.0 + next(3) as f32,
-                        head: next(2) == 0,
-                    }];
-                    Entry {
-                        slug: format!("s{i:03}"),
-                        title: text.clone(),
-                        line: text.clone(),
-                        triggers: if next(4) == 0 {
-                            vec![WORDS[next(WORDS.len() as u64) as usize].to_owned()]
-                        } else {
-                            vec![]
-                        },
-                        enabled: next(8) != 0,
-                        skill_md_sha256: [0; 32],
-                        body_offset: 0,
-                        features: lexical::doc_features(&fields, &lexicon),
-                        doc_sha256: String::new(),
-                    }
-                })
-                .collect();
-            let agent: Vec<String> = (0..n).filter(|_| next(3) == 0).map(|i| format!("s{i:03}")).collect();
-            let settings = MenuSettings {
-                gate_triggerless: round % 3 == 0,
-                threshold: Some(Threshold {
-                    embedder: lexical::EMBEDDER.into(),
-                    recipe: crate::menu::doc::RECIPE.into(),
-                    tau: [0.0, 0.1, 0.2, 0.35][round % 4],
-                }),
-                agents: [("a".to_owned(), Agent { skills: agent, menu_size: 2 })].into(),
-                ..MenuSettings::default()
-            };
-            let header = Header {
-                settings,
-                ..Header::default()
-            };
-            let refs: Vec<&Entry> = entries.iter().collect();
-            let menu = Menu::load(index::render(&refs, &lexicon, header), None).expect("index");
+            let (menu, n) = random_menu(round, &mut next);
             for _ in 0..40 {
                 let turn: Vec<&str> = (0..next(5)).map(|_| WORDS[next(WORDS.len() as u64) as usize]).collect();
                 let turn = turn.join(" ") + " zz";
@@ -240,7 +276,7 @@ mod tests {
                     .into_iter()
                     .map(|(i, p, s, _)| (i, p, s))
                     .collect();
-                if full.len() < size && !(gate || (gate && down)) {
+                if full.len() < size && !gate {
                     let members = &menu.index().header.settings.agents["a"].skills;
                     full.extend(
                         (0..n)

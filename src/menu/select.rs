@@ -19,9 +19,11 @@ use super::text::fold;
 pub enum Pass {
     /// A trigger is a substring of the folded turn.
     Trigger,
-    /// Its score reached τ.
+    /// Its score reached τ (a skill with triggers none of which matched, a skill under
+    /// `gate_triggerless`, or an always-on skill that the semantic pass would have chosen).
     Semantic,
-    /// A skill without triggers, offered every turn (no `gate_triggerless`).
+    /// A skill without triggers offered because it is always on (no `gate_triggerless`), its
+    /// score below τ.
     Always,
 }
 
@@ -118,9 +120,30 @@ pub struct Selection {
     pub warnings: Vec<String>,
 }
 
+/// The longest turn a menu is given for, in bytes (`skillc menu --turn`, `POST /api/menu`,
+/// search queries): one limit for every caller.
+pub const MAX_TURN: usize = 16 * 1024;
+
+/// Refuses a turn that is blank or longer than [`MAX_TURN`] bytes.
+///
+/// # Errors
+/// [`MenuError::Turn`].
+pub fn check_turn(turn: &str) -> Result<(), MenuError> {
+    if turn.trim().is_empty() || turn.len() > MAX_TURN {
+        return Err(MenuError::Turn { bytes: turn.len() });
+    }
+    Ok(())
+}
+
 /// Why a menu cannot be given.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum MenuError {
+    /// The turn is blank or too long.
+    #[error("the turn must be 1 to {MAX_TURN} bytes of text, not blank (this one has {bytes} bytes)")]
+    Turn {
+        /// Its length in bytes.
+        bytes: usize,
+    },
     /// `--agent` names no agent of the catalog.
     #[error("no agent `{0}` in this catalog (agents come from `[agents.<id>]` in pipeline.toml)")]
     UnknownAgent(String),
@@ -138,6 +161,19 @@ pub enum MenuError {
         /// Recipe.
         recipe: String,
     },
+}
+
+impl MenuError {
+    /// The error's code, the same on the command line (`error[CODE]`) and over HTTP
+    /// (`{"error": {"code"}}`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            MenuError::Turn { .. } => "invalid_turn",
+            MenuError::UnknownAgent(_) => "unknown_agent",
+            MenuError::Size(_) => "invalid_size",
+            MenuError::NoThreshold { .. } => "no_threshold",
+        }
+    }
 }
 
 /// A candidate before τ: its skill, how many triggers matched, and its score.
@@ -487,9 +523,10 @@ impl Menu {
     /// The menu of a turn.
     ///
     /// # Errors
-    /// [`MenuError`]: an unknown agent, a size out of range, or no threshold recorded for
-    /// the embedder when one is needed.
+    /// [`MenuError`]: a blank or oversized turn, an unknown agent, a size out of range, or no
+    /// threshold recorded for the embedder when one is needed.
     pub fn select(&self, q: &Query<'_>) -> Result<Selection, MenuError> {
+        check_turn(q.turn)?;
         let settings = &self.index.header.settings;
         let size = match (q.size, q.agent) {
             (Some(s), _) => s,
@@ -630,8 +667,9 @@ impl Menu {
     /// every enabled skill with a positive score or a trigger hit, no threshold.
     ///
     /// # Errors
-    /// [`MenuError::UnknownAgent`].
+    /// [`MenuError::Turn`], [`MenuError::UnknownAgent`].
     pub fn rank(&self, turn: &str, agent: Option<&str>, limit: usize) -> Result<Vec<Candidate>, MenuError> {
+        check_turn(turn)?;
         let mut c = self.candidates(turn, agent, &DenseTurn::None)?;
         c.retain(|c| c.score > 0.0 || !c.hits.is_empty());
         let slug = |i: usize| self.index.skills[i].slug.as_str();
