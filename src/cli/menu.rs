@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use clap::{Subcommand, ValueEnum};
-use serde_json::json;
 
 use super::{Printer, ReportFormat, Status};
 use crate::catalog::menu::{self as catalog, Depth, MenuCatalog, OpenOptions};
@@ -372,14 +371,22 @@ fn run_calibrate(args: &CalibrateArgs, out: &mut Printer) -> anyhow::Result<Stat
         _ => None,
     };
     if args.format == ReportFormat::Json {
-        let doc = json!({
-            "schema": "skillc.menu-calibration/1", "embedder": embedder, "recipe": recipe, "size": size,
-            "battery": args.battery.display().to_string(), "max_false_offers": args.max_false_offers,
-            "rows": rows, "tau": tau,
-            "at_tau": chosen.as_ref().map(|(a, t, h)| json!({"all": a, "tuning": t, "held_out": h})),
-            "ranking": json!({"all": ranking.0, "tuning": ranking.1, "held_out": ranking.2}),
-            "recorded": recorded.as_ref().map(|p| p.display().to_string()),
-        });
+        use crate::messages::menu::{CalibrationDoc, CalibrationSplit};
+        let split = |(all, tuning, held_out): Three| CalibrationSplit { all, tuning, held_out };
+        let doc = CalibrationDoc {
+            schema: "skillc.menu-calibration/1",
+            embedder,
+            recipe,
+            size,
+            battery: args.battery.display().to_string(),
+            max_false_offers: args.max_false_offers,
+            rows,
+            tau,
+            at_tau: chosen.map(split),
+            ranking: split(ranking),
+            recorded: recorded.as_ref().map(|p| p.display().to_string()),
+        };
+        let doc = serde_json::to_value(doc)?;
         out.write(&format::pretty(doc))?;
     } else {
         print_calibration(out, &embedder, &recipe, &rows, tau, chosen.as_ref(), &ranking, args)?;

@@ -15,6 +15,7 @@ pub mod migrate;
 pub mod plan;
 pub mod report;
 pub mod scan;
+pub mod search;
 pub mod verifier;
 pub mod verify;
 
