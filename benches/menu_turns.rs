@@ -70,8 +70,7 @@ fn cpu_seconds() -> f64 {
 fn main() -> Result<(), String> {
     let a = args()?;
     let opts = MenuOpenOptions {
-        key: None,
-        state: None,
+        trust: Default::default(),
         now: jiff::Timestamp::now().as_second(),
         depth: MenuDepth::Menu,
         model: a.model.clone(),

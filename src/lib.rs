@@ -71,6 +71,7 @@ pub use vocab::{DEFAULT_PATH as BUILT_IN_VOCABULARY_PATH, DEFAULT_TEXT as BUILT_
 pub use catalog::menu::{
     CatalogError as MenuCatalogError, Depth as MenuDepth, MenuCatalog, OpenOptions as MenuOpenOptions,
 };
+pub use catalog::read::Trust as CatalogTrust;
 pub use menu::calibrate::{Battery, Figures as CalibrationFigures, Turn as BatteryTurn, parse_battery};
 pub use menu::format::{ToolFormat, json_doc, tool as load_playbook_tool};
 pub use menu::{

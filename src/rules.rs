@@ -164,7 +164,7 @@ rules! {
     SC001 "bidi-control" High "Bidirectional control characters that reorder how text is displayed (Trojan Source).";
     SC002 "invisible-characters" Low "Zero-width and other invisible characters; runs of them can carry a hidden payload.";
     SC003 "unicode-tag-payload" Critical "Unicode tag characters outside a flag emoji: invisible ASCII that models read.";
-    SC004 "control-characters" Medium "C0/C1 control characters (terminal escapes, backspaces) in a text file.";
+    SC004 "control-characters" Medium "C0/C1 control characters (terminal escapes, backspaces) in a text file, or any control character in a file name.";
     SC010 "decode-and-execute" Critical "Decoded data is executed (`base64 -d | sh`, `eval \"$(…)\"`, `exec(b64decode(…))`).";
     SC011 "download-and-execute" High "Downloaded code is executed (`curl … | sh`, `bash <(wget …)`, `iex (iwr …)`).";
     SC012 "protected-archive" High "A password-protected archive is downloaded or unpacked (scanners cannot look inside).";

@@ -9,6 +9,7 @@ use clap::{Subcommand, ValueEnum};
 
 use super::{Printer, ReportFormat, Status};
 use crate::catalog::menu::{self as catalog, Depth, MenuCatalog, OpenOptions};
+use crate::catalog::read::Trust;
 use crate::embed::Embedder as _;
 use crate::menu::calibrate::{self, Scored};
 use crate::menu::format::{self, ToolFormat};
@@ -31,10 +32,13 @@ pub enum MenuFormat {
 /// How the catalog is opened (shared by `menu`, `calibrate` and `playbook`).
 #[derive(Debug, Clone, clap::Args)]
 pub struct CatalogArgs {
-    /// Public key to trust (default: the catalog's `skillc.pub`).
-    #[arg(long, value_name = "FILE")]
+    /// The signer's public key: the catalog must be signed by it (default: the project's
+    /// `[verify] keys`, else the key `skillc verify` pinned for this folder). `--key` is
+    /// another name of it.
+    #[arg(long = "public-key", alias = "key", value_name = "FILE")]
     pub key: Option<PathBuf>,
-    /// The rollback state `skillc verify` records (read only; default: verify's).
+    /// The state `skillc verify` records (pins and rollback floors; read only, default:
+    /// verify's).
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
     /// Run every check of `skillc verify` first, not only those of what the menu reads.
@@ -132,24 +136,40 @@ pub struct PlaybookArgs {
     pub catalog: CatalogArgs,
 }
 
-/// Opens the catalog, or reports why it does not verify (exit status 1, as `skillc verify`
-/// and README's exit status table say); IO and a missing catalog are errors (status 2).
-fn open(out: &Path, args: &CatalogArgs, printer: &mut Printer) -> anyhow::Result<Result<MenuCatalog, Status>> {
+/// Opens the catalog in `dir`, trusting it exactly as `skillc verify` would (`cli::pin`:
+/// `--public-key`, `[verify] keys`, the folder's pin, the rollback floors; nothing written). A
+/// refused catalog is said as `verify` says it: `Err(status)`, exit 1.
+fn open(dir: &Path, args: &CatalogArgs, out: &mut Printer) -> anyhow::Result<Result<MenuCatalog, Status>> {
+    let cwd = std::env::current_dir()?;
+    let project = super::project::load(&cwd, out)?;
     let opts = OpenOptions {
-        key: args.key.clone(),
-        state: Some(args.state.clone().unwrap_or_else(crate::catalog::read::default_state)),
+        trust: super::pin::reader_trust(
+            args.key.as_deref(),
+            args.state.as_deref(),
+            &cwd.join(dir),
+            &project,
+            &cwd,
+        )?,
         now: jiff::Timestamp::now().as_second(),
         depth: if args.full_verify { Depth::Full } else { Depth::Menu },
         model: args.model.clone(),
     };
-    match MenuCatalog::open(out, &opts) {
+    match MenuCatalog::open(dir, &opts) {
         Ok(c) => Ok(Ok(c)),
-        Err(e @ catalog::CatalogError::Refused { .. }) => {
-            printer.note(&format!("error: {e}"));
-            Ok(Err(Status::Failure))
-        }
-        Err(e) => Err(e.into()),
+        Err(e) => refused(e, &opts.trust, "nothing is offered or loaded from it", out).map(Err),
     }
+}
+
+/// A refused catalog, said as `skillc verify` says it (exit 1); anything else is an error
+/// (exit 2).
+fn refused(e: catalog::CatalogError, trust: &Trust, what: &str, out: &mut Printer) -> anyhow::Result<Status> {
+    use crate::catalog::OpenError;
+    let e = match e {
+        catalog::CatalogError::Refused { dir, failures } => OpenError::Refused { out: dir, failures },
+        catalog::CatalogError::Trust(t) => OpenError::Trust(t),
+        other => return Err(other.into()),
+    };
+    super::catalog::refused(&e, trust, what, out)
 }
 
 /// Reports a menu that cannot be given (a blank or oversized turn, an unknown agent, a size
@@ -289,10 +309,10 @@ pub(crate) fn playbook(args: &PlaybookArgs, out: &mut Printer) -> anyhow::Result
             out.note(&format!("error: {why}"));
             return Ok(Status::Failure);
         }
-        // SKILL.md differs from the hash the signed index records: the catalog does not verify.
         Err(e @ catalog::CatalogError::Refused { .. }) => {
-            out.note(&format!("error: {e}"));
-            return Ok(Status::Failure);
+            // A hash mismatch of the SKILL.md: the trust was decided, no rollback note.
+            let status = refused(e, &Default::default(), "nothing is loaded from it", out)?;
+            return Ok(status);
         }
         Err(e) => return Err(e.into()),
     };

@@ -494,6 +494,72 @@ fn import_report() {
 }
 
 #[test]
+fn explain_document() {
+    let doc = reference::Explain {
+        schema: reference::EXPLAIN_SCHEMA,
+        rules: vec![reference::Rule {
+            code: "SK006",
+            name: "invalid-yaml",
+            kind: "diagnostic",
+            severity: "error".into(),
+            summary: "…",
+            fixable: true,
+            fix: Some("…"),
+            explanation: Some("…"),
+        }],
+    };
+    check("skillc explain --format json", keys_of(&[doc]), &BTreeSet::new());
+}
+
+#[test]
+fn vocabulary_document() {
+    let words = vec!["get".to_owned()];
+    let entry = |name| reference::Entry {
+        name,
+        en: name,
+        it: name,
+        synonyms: &words,
+    };
+    let doc = reference::Vocabulary {
+        schema: reference::VOCABULARY_SCHEMA,
+        path: "vocabulary.toml",
+        actions: vec![reference::Action {
+            entry: entry("read"),
+            class: "safe",
+            object: Some("messages"),
+        }],
+        objects: vec![reference::Object {
+            entry: entry("events"),
+            domain: Some("calendar"),
+        }],
+        qualifiers: vec![reference::Qualifier {
+            entry: entry("draft"),
+            class: Some("state"),
+            objects: &words,
+        }],
+        domains: vec![reference::Domain {
+            entry: entry("mail"),
+            object: Some("messages"),
+            meanings: vec![reference::Meaning {
+                word: "pull",
+                action: None,
+                object: Some("pulls"),
+                qualifier: None,
+            }],
+        }],
+        rules: vec![reference::ContextRule {
+            line: 3,
+            domain: Some("drive"),
+            action: "get",
+            then_action: "download",
+            then_object: "files",
+            then_qualifiers: &words,
+        }],
+    };
+    check("skillc vocabulary --format json", keys_of(&[doc]), &BTreeSet::new());
+}
+
+#[test]
 fn the_checks_catch_a_field_out_of_step() {
     let body = "| field | type | meaning |\n| --- | --- | --- |\n| `schema` | string | |\n| `gone` | string | |\n\n\
                 | `reason` | fields |\n| --- | --- |\n| `build-started` | `roots` |\n";

@@ -359,6 +359,7 @@ fn a_tampered_menu_index_or_signature_is_refused() {
         ("catalog.toml.sig", "bad signature: catalog.toml"),
     ] {
         let (menu, playbook, verify) = tampered(|out| flip_byte(&out.join(file)));
+        // Refused as `skillc verify` refuses it: exit 1.
         for r in [&menu, &playbook] {
             assert_eq!(r.code, Some(1), "{file}: {}{}", r.stdout, r.stderr);
             assert!(r.stderr.contains(needle), "{file}: {}", r.stderr);
