@@ -74,7 +74,10 @@ pub use catalog::menu::{
 pub use catalog::read::Trust as CatalogTrust;
 pub use menu::calibrate::{Battery, Figures as CalibrationFigures, Turn as BatteryTurn, parse_battery};
 pub use menu::format::{ToolFormat, json_doc, tool as load_playbook_tool};
-pub use menu::{Candidate, DenseTurn, Item as MenuItem, Menu, MenuError, Pass, Query, Selection};
+pub use menu::{
+    Candidate, DenseTurn, Item as MenuItem, MAX_TURN, Menu, MenuError, Pass, Query, Selection,
+    check_turn as check_menu_turn,
+};
 
 // Dense embedders (the menu's semantic pass): the interface, and the local model behind the
 // cargo feature `local-model`.

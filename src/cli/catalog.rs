@@ -138,9 +138,14 @@ pub(crate) fn refused(e: &OpenError, trust: &Trust, what: &str, out: &mut Printe
     }
 }
 
-fn catalog_json(c: &Catalog) -> serde_json::Value {
+fn catalog_json(c: &Catalog) -> crate::messages::search::CatalogRef {
     let v = c.verified();
-    json!({"version": v.catalog_version, "expires": v.expires, "key_id": v.key_id, "verification": v.verification})
+    crate::messages::search::CatalogRef {
+        version: v.catalog_version,
+        expires: v.expires.clone(),
+        key_id: v.key_id.clone(),
+        verification: v.verification.to_owned(),
+    }
 }
 
 pub(crate) fn list(args: &ListArgs, out: &mut Printer) -> anyhow::Result<Status> {
@@ -326,8 +331,14 @@ pub(crate) fn search(args: &SearchArgs, out: &mut Printer) -> anyhow::Result<Sta
     let hits = catalog.search_hits(&args.query, args.limit, &notes)?;
     match args.catalog.format {
         ReportFormat::Json => {
-            let doc = json!({"schema": "skillc.search/1", "catalog": catalog_json(&catalog), "query": args.query,
-                "embedder": catalog.menu().index().header.embedder, "count": hits.len(), "results": hits});
+            let doc = crate::messages::search::SearchDoc {
+                schema: "skillc.search/1",
+                catalog: catalog_json(&catalog),
+                query: args.query.clone(),
+                embedder: catalog.menu().index().header.embedder.clone(),
+                count: hits.len(),
+                results: hits,
+            };
             out.line(&serde_json::to_string_pretty(&doc)?)?;
         }
         ReportFormat::Human => {

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use clap::{Subcommand, ValueEnum};
-use serde_json::json;
 
 use super::{Printer, ReportFormat, Status};
 use crate::catalog::menu::{self as catalog, Depth, MenuCatalog, OpenOptions};
@@ -15,7 +14,7 @@ use crate::embed::Embedder as _;
 use crate::menu::calibrate::{self, Scored};
 use crate::menu::format::{self, ToolFormat};
 use crate::menu::settings::{self, Calibration, MenuSettings};
-use crate::menu::{DenseTurn, Selection};
+use crate::menu::{DenseTurn, MenuError, Selection};
 
 /// Output formats of `skillc menu`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -173,10 +172,23 @@ fn refused(e: catalog::CatalogError, trust: &Trust, what: &str, out: &mut Printe
     super::catalog::refused(&e, trust, what, out)
 }
 
+/// Reports a menu that cannot be given (a blank or oversized turn, an unknown agent, a size
+/// out of range, no threshold) with the code `POST /api/menu` answers: exit status 2.
+fn menu_failed(e: &MenuError, out: &mut Printer) -> Status {
+    out.note(&format!("error[{}]: {e}", e.code()));
+    Status::Error
+}
+
 /// The menu of a turn over an opened catalog (embedding the turn when the catalog has dense
 /// vectors; an unreachable embedder becomes a warning).
-fn selection(cat: &MenuCatalog, turn: &str, agent: Option<&str>, size: Option<usize>) -> anyhow::Result<Selection> {
-    Ok(cat.select(turn, agent, size)?)
+fn selection(
+    cat: &MenuCatalog,
+    turn: &str,
+    agent: Option<&str>,
+    size: Option<usize>,
+    out: &mut Printer,
+) -> Result<Selection, Status> {
+    cat.select(turn, agent, size).map_err(|e| menu_failed(&e, out))
 }
 
 pub(crate) fn run(args: &MenuArgs, out: &mut Printer) -> anyhow::Result<Status> {
@@ -186,12 +198,18 @@ pub(crate) fn run(args: &MenuArgs, out: &mut Printer) -> anyhow::Result<Status> 
     let Some(turn) = args.turn.as_deref() else {
         anyhow::bail!("give the turn with --turn TEXT (or run `skillc menu calibrate BATTERY`)");
     };
+    if let Err(e) = crate::menu::check_turn(turn) {
+        return Ok(menu_failed(&e, out));
+    }
     let dir = args.out.clone().unwrap_or_else(|| PathBuf::from("out"));
     let cat = match open(&dir, &args.catalog, out)? {
         Ok(c) => c,
         Err(status) => return Ok(status),
     };
-    let sel = selection(&cat, turn, args.agent.as_deref(), args.size)?;
+    let sel = match selection(&cat, turn, args.agent.as_deref(), args.size, out) {
+        Ok(s) => s,
+        Err(status) => return Ok(status),
+    };
     for w in &sel.warnings {
         out.note(&format!("warning: {w}"));
     }
@@ -256,12 +274,18 @@ fn on_loaded(slug: &str, session: Option<&str>, out: &mut Printer) {
 }
 
 pub(crate) fn playbook(args: &PlaybookArgs, out: &mut Printer) -> anyhow::Result<Status> {
+    if let Some(Err(e)) = args.menu_turn.as_deref().map(crate::menu::check_turn) {
+        return Ok(menu_failed(&e, out));
+    }
     let cat = match open(&args.out, &args.catalog, out)? {
         Ok(c) => c,
         Err(status) => return Ok(status),
     };
     if let Some(turn) = args.menu_turn.as_deref() {
-        let sel = selection(&cat, turn, args.agent.as_deref(), args.size)?;
+        let sel = match selection(&cat, turn, args.agent.as_deref(), args.size, out) {
+            Ok(s) => s,
+            Err(status) => return Ok(status),
+        };
         for w in &sel.warnings {
             out.note(&format!("warning: {w}"));
         }
@@ -367,14 +391,22 @@ fn run_calibrate(args: &CalibrateArgs, out: &mut Printer) -> anyhow::Result<Stat
         _ => None,
     };
     if args.format == ReportFormat::Json {
-        let doc = json!({
-            "schema": "skillc.menu-calibration/1", "embedder": embedder, "recipe": recipe, "size": size,
-            "battery": args.battery.display().to_string(), "max_false_offers": args.max_false_offers,
-            "rows": rows, "tau": tau,
-            "at_tau": chosen.as_ref().map(|(a, t, h)| json!({"all": a, "tuning": t, "held_out": h})),
-            "ranking": json!({"all": ranking.0, "tuning": ranking.1, "held_out": ranking.2}),
-            "recorded": recorded.as_ref().map(|p| p.display().to_string()),
-        });
+        use crate::messages::menu::{CalibrationDoc, CalibrationSplit};
+        let split = |(all, tuning, held_out): Three| CalibrationSplit { all, tuning, held_out };
+        let doc = CalibrationDoc {
+            schema: "skillc.menu-calibration/1",
+            embedder,
+            recipe,
+            size,
+            battery: args.battery.display().to_string(),
+            max_false_offers: args.max_false_offers,
+            rows,
+            tau,
+            at_tau: chosen.map(split),
+            ranking: split(ranking),
+            recorded: recorded.as_ref().map(|p| p.display().to_string()),
+        };
+        let doc = serde_json::to_value(doc)?;
         out.write(&format::pretty(doc))?;
     } else {
         print_calibration(out, &embedder, &recipe, &rows, tau, chosen.as_ref(), &ranking, args)?;

@@ -16,6 +16,7 @@ pub mod plan;
 pub mod reference;
 pub mod report;
 pub mod scan;
+pub mod search;
 pub mod verifier;
 pub mod verify;
 

@@ -623,3 +623,55 @@ fn menu_document() {
     };
     check("skillc menu --format json", keys_of(&[doc]), &BTreeSet::new());
 }
+
+#[test]
+fn menu_calibration_document() {
+    let f = menu::CalibrationFigures {
+        tau: 0.16,
+        recall_at_3_by_kind: [("direct".to_owned(), 1.0)].into(),
+        turns: (2, 1),
+        ..Default::default()
+    };
+    let split = || menu::CalibrationSplit {
+        all: f.clone(),
+        tuning: f.clone(),
+        held_out: f.clone(),
+    };
+    let doc = menu::CalibrationDoc {
+        schema: "skillc.menu-calibration/1",
+        embedder: "lexical/2".into(),
+        recipe: "doc/1".into(),
+        size: 3,
+        battery: "b.toml".into(),
+        max_false_offers: 0.15,
+        rows: vec![f.clone()],
+        tau: Some(0.16),
+        at_tau: Some(split()),
+        ranking: split(),
+        recorded: None,
+    };
+    // `direct`: a key of `recall_at_3_by_kind`, documented as a kind.
+    check("skillc menu calibrate --format json", keys_of(&[doc]), &BTreeSet::new());
+}
+
+#[test]
+fn search_document() {
+    let doc = search::SearchDoc::<Value> {
+        schema: "skillc.search/1",
+        catalog: search::CatalogRef {
+            version: 1,
+            expires: "2030-01-01T00:00:00Z".into(),
+            key_id: "00".into(),
+            verification: "verified".into(),
+        },
+        query: "q".into(),
+        embedder: "lexical/2".into(),
+        count: 0,
+        results: vec![],
+    };
+    // The catalog object is documented with `skillc.list/1`.
+    let except = ["version", "expires", "key_id", "verification"]
+        .map(str::to_owned)
+        .into();
+    check("skillc search --format json", keys_of(&[doc]), &except);
+}
