@@ -225,6 +225,10 @@ pub struct Index {
     features_at: usize,
     postings_at: usize,
     features: usize,
+    /// Postings decoded on first use, one slot per feature of the table: a long-lived
+    /// reader (`serve`, a program embedding skillc) decodes each list once, a one-shot
+    /// `skillc menu` only the lists of its turn.
+    decoded: std::sync::OnceLock<Vec<std::sync::OnceLock<Box<[(u32, f32)]>>>>,
 }
 
 struct Reader<'a> {
@@ -350,6 +354,7 @@ impl Index {
             postings_at,
             features,
             bytes,
+            decoded: std::sync::OnceLock::new(),
         };
         index.check_postings()?;
         Ok(index)
@@ -375,32 +380,49 @@ impl Index {
         Ok(())
     }
 
-    /// The postings of a feature: its df and an iterator of `(skill, stored weight)`.
-    pub fn postings(&self, feature: u32) -> Option<(usize, Postings<'_>)> {
+    /// The slot of `feature` in the feature table.
+    fn slot(&self, feature: u32) -> Option<usize> {
         let (mut lo, mut hi) = (0usize, self.features);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            let at = self.features_at + mid * 12;
-            let h = le32(&self.bytes, at);
-            match h.cmp(&feature) {
+            match le32(&self.bytes, self.features_at + mid * 12).cmp(&feature) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => {
-                    let off = le32(&self.bytes, at + 4) as usize;
-                    let df = le32(&self.bytes, at + 8) as usize;
-                    return Some((
-                        df,
-                        Postings {
-                            b: &self.bytes[self.postings_at + off..],
-                            left: df,
-                            skill: 0,
-                            n: self.skills.len() as u32,
-                        },
-                    ));
-                }
+                std::cmp::Ordering::Equal => return Some(mid),
             }
         }
         None
+    }
+
+    /// The df and the postings of the feature in table slot `k`.
+    fn postings_of_slot(&self, k: usize) -> (usize, Postings<'_>) {
+        let at = self.features_at + k * 12;
+        let off = le32(&self.bytes, at + 4) as usize;
+        let df = le32(&self.bytes, at + 8) as usize;
+        let postings = Postings {
+            b: &self.bytes[self.postings_at + off..],
+            left: df,
+            skill: 0,
+            n: self.skills.len() as u32,
+        };
+        (df, postings)
+    }
+
+    /// The postings of a feature: its df and an iterator of `(skill, stored weight)`.
+    pub fn postings(&self, feature: u32) -> Option<(usize, Postings<'_>)> {
+        self.slot(feature).map(|k| self.postings_of_slot(k))
+    }
+
+    /// The postings of a feature decoded, `(skill, stored weight)` in skill order: the same
+    /// items as [`Index::postings`], decoded once per index and kept.
+    pub fn decoded_postings(&self, feature: u32) -> Option<(usize, &[(u32, f32)])> {
+        let k = self.slot(feature)?;
+        let slots = self
+            .decoded
+            .get_or_init(|| (0..self.features).map(|_| std::sync::OnceLock::new()).collect());
+        let (df, postings) = self.postings_of_slot(k);
+        let list = slots[k].get_or_init(|| postings.map(|(i, w)| (i as u32, w)).collect());
+        Some((df, list))
     }
 
     /// The skill named `slug`.

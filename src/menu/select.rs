@@ -369,13 +369,14 @@ impl Menu {
         let n = self.index.skills.len();
         let mut qnorm = 0f32;
         for f in features {
-            let posting = self.index.postings(f.id);
+            let posting = self.index.decoded_postings(f.id);
             let df = posting.as_ref().map_or(1, |p| p.0);
             let q = f.weight * lexical::idf(n, df);
             qnorm += q * q;
             if let Some((_, p)) = posting {
                 let qi = q * lexical::idf(n, df);
-                for (i, w) in p {
+                for &(i, w) in p {
+                    let i = i as usize;
                     if s.acc[i] == 0.0 {
                         s.mark(i);
                     }
