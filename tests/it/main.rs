@@ -10,6 +10,7 @@ mod adversarial;
 mod build;
 mod catalog_cli;
 mod check;
+mod checked;
 mod ci;
 mod cli_contract;
 mod common;
