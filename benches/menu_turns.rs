@@ -7,7 +7,8 @@
 //!     [--runs N] [--model DIR] [--dump FILE.json]
 //! ```
 //!
-//! Prints the open time and the time per turn (`MenuCatalog::select`: the dense half embedded
+//! Prints the open time and the time per turn — mean, and p50 / p99 / max of every call —
+//! (`MenuCatalog::select`: the dense half embedded
 //! when the catalog has dense vectors, which is then most of the time), wall and CPU, for
 //! BENCHMARKS.md. `--dump` writes every turn's candidates — lexical score, and the dense
 //! cosine when the catalog has vectors — for studying the scores offline.
@@ -69,8 +70,7 @@ fn cpu_seconds() -> f64 {
 fn main() -> Result<(), String> {
     let a = args()?;
     let opts = MenuOpenOptions {
-        key: None,
-        state: None,
+        trust: Default::default(),
         now: jiff::Timestamp::now().as_second(),
         depth: MenuDepth::Menu,
         model: a.model.clone(),
@@ -88,11 +88,16 @@ fn main() -> Result<(), String> {
     let first_cpu = cpu_seconds() - c1;
     let (t2, c2) = (Instant::now(), cpu_seconds());
     let mut offered = 0usize;
+    let mut each = Vec::with_capacity(a.runs * turns.len());
     for _ in 0..a.runs {
         for t in &turns {
+            let t0 = Instant::now();
             offered += cat.select(t, None, None).map_err(|e| e.to_string())?.items.len();
+            each.push(t0.elapsed().as_secs_f64());
         }
     }
+    each.sort_by(f64::total_cmp);
+    let pct = |p: f64| each[((each.len() as f64 * p).ceil() as usize).clamp(1, each.len()) - 1] * 1e3;
     let n = (a.runs * turns.len()) as f64;
     let (wall, cpu) = (t2.elapsed().as_secs_f64() / n, (cpu_seconds() - c2) / n);
     println!(
@@ -118,6 +123,13 @@ fn main() -> Result<(), String> {
         turns.len(),
         wall * 1e3,
         cpu * 1e3
+    );
+    println!(
+        "| one turn, p50 / p99 / max of {} turns | {:.3} / {:.3} / {:.3} ms | |",
+        each.len(),
+        pct(0.5),
+        pct(0.99),
+        pct(1.0)
     );
     eprintln!("({offered} skills offered in all)");
     if let Some(path) = &a.dump {

@@ -4,6 +4,7 @@
 # Bounded: each run lasts $DURATION with $CONNS connections, then the server is stopped.
 #
 #   bash benches/serve_load.sh            # DURATION=20s CONNS=32 BENCH_DIR=/tmp/skillc-serve-bench
+#   BENCH_PROJ=DIR SKIP_BUILD=1 bash benches/serve_load.sh   # a project already built
 #
 # Prints requests/s, p50/p99 latency, errors (socket errors and non-2xx answers) per route,
 # and the server's RSS after the load (VmRSS) and at its peak (VmHWM). Method: BENCHMARKS.md.
@@ -17,12 +18,19 @@ CONNS="${CONNS:-32}"
 BIN="$PWD/target/release/skillc"
 export NO_COLOR=1 SOURCE_DATE_EPOCH=1800000000
 
-rm -rf "$WORK" && mkdir -p "$WORK/proj"
-python3 benches/gen_corpus.py 10000 "$WORK/proj/skills" >/dev/null
-(cd "$WORK/proj" && "$BIN" build >/dev/null 2>"$WORK/build.err") || true
-(cd "$WORK/proj" && "$BIN" verify out --state "$WORK/verify-state.json" >/dev/null)
+# BENCH_PROJ=DIR serves a project already built (its pipeline.toml names its out/) instead
+# of generating and building one in $WORK.
+PROJ="${BENCH_PROJ:-$WORK/proj}"
+if [ -z "${BENCH_PROJ:-}" ]; then
+  rm -rf "$WORK" && mkdir -p "$WORK/proj"
+  python3 benches/gen_corpus.py 10000 "$WORK/proj/skills" >/dev/null
+  (cd "$WORK/proj" && "$BIN" build >/dev/null 2>"$WORK/build.err") || true
+  (cd "$WORK/proj" && "$BIN" verify out --state "$WORK/verify-state.json" >/dev/null)
+else
+  mkdir -p "$WORK"
+fi
 
-(cd "$WORK/proj" && exec "$BIN" serve --addr 127.0.0.1:0 >"$WORK/serve.out" 2>"$WORK/serve.err") &
+(cd "$PROJ" && exec "$BIN" serve --addr 127.0.0.1:0 >"$WORK/serve.out" 2>"$WORK/serve.err") &
 PID=$!
 trap 'kill "$PID" 2>/dev/null || true' EXIT
 for _ in $(seq 1 600); do
@@ -34,6 +42,7 @@ ADDR="$(sed -n 's|^serving http://\([^ ]*\).*|\1|p' "$WORK/serve.out")"
 STARTUP_RSS="$(awk '/VmRSS/ {print $2}' "/proc/$PID/status")"
 NAME="$(curl -s "http://$ADDR/api/skills?status=ok" | python3 -c 'import json,sys; print(json.load(sys.stdin)["skills"][0]["name"])')"
 SKILLS="$(curl -s "http://$ADDR/api/catalog" | python3 -c 'import json,sys; print(json.load(sys.stdin)["skills"])')"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "serving $SKILLS skills on $ADDR (pid $PID, RSS after start $((STARTUP_RSS / 1024)) MiB); detail of $NAME"
 
 cat >"$WORK/menu.lua" <<'LUA'
@@ -65,4 +74,5 @@ report "GET /api/skills/{name}" "$WORK/detail.txt"
 report "POST /api/menu" "$WORK/menu.txt"
 report "GET /api/skills (10k list)" "$WORK/list.txt"
 echo
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "RSS after the load: $(($(awk '/VmRSS/ {print $2}' "/proc/$PID/status") / 1024)) MiB; peak $(($(awk '/VmHWM/ {print $2}' "/proc/$PID/status") / 1024)) MiB"

@@ -346,6 +346,48 @@ impl<'a> Source<'a> {
     }
 }
 
+/// Decodes a text input as UTF-8. Invalid bytes give a diagnostic of `rule` in `file` at the
+/// first invalid byte (line and column of the valid text before it, one character wide), its
+/// message naming the byte and its offset: `{what} is not valid UTF-8: byte 0xFF at offset 12`.
+/// The valid text before that byte is [`valid_utf8_prefix`], for the diagnostic's snippet.
+pub fn decode_utf8<'a>(
+    bytes: &'a [u8],
+    file: &str,
+    what: &str,
+    rule: &'static Rule,
+) -> Result<&'a str, Box<Diagnostic>> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let valid = e.valid_up_to();
+        let prefix = valid_utf8_prefix(bytes);
+        let pos = LineIndex::new(prefix).pos(prefix, valid);
+        // The bad bytes are one character wide (shown as U+FFFD by lossy readers).
+        let end = Pos {
+            offset: valid + e.error_len().unwrap_or(1),
+            column: pos.column.saturating_add(1),
+            ..pos
+        };
+        let byte = bytes.get(valid).copied().unwrap_or_default();
+        Box::new(
+            Diagnostic::new(
+                rule,
+                file,
+                Span { start: pos, end },
+                format!("{what} is not valid UTF-8: byte 0x{byte:02X} at offset {valid}"),
+            )
+            .help("save the file as UTF-8"),
+        )
+    })
+}
+
+/// The longest prefix of `bytes` that is valid UTF-8 (all of it when it is).
+pub fn valid_utf8_prefix(bytes: &[u8]) -> &str {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s,
+        // `valid_up_to` ends a valid prefix, so the second decode cannot fail.
+        Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default(),
+    }
+}
+
 /// Turns a `toml` deserialization error into a diagnostic: `unknown` for unknown keys,
 /// `invalid` for everything else.
 pub fn toml_error(src: &Source<'_>, e: &toml::de::Error, invalid: &'static Rule, unknown: &'static Rule) -> Diagnostic {

@@ -71,9 +71,13 @@ pub use vocab::{DEFAULT_PATH as BUILT_IN_VOCABULARY_PATH, DEFAULT_TEXT as BUILT_
 pub use catalog::menu::{
     CatalogError as MenuCatalogError, Depth as MenuDepth, MenuCatalog, OpenOptions as MenuOpenOptions,
 };
+pub use catalog::read::Trust as CatalogTrust;
 pub use menu::calibrate::{Battery, Figures as CalibrationFigures, Turn as BatteryTurn, parse_battery};
 pub use menu::format::{ToolFormat, json_doc, tool as load_playbook_tool};
-pub use menu::{Candidate, DenseTurn, Item as MenuItem, Menu, MenuError, Pass, Query, Selection};
+pub use menu::{
+    Candidate, DenseTurn, Item as MenuItem, MAX_TURN, Menu, MenuError, Pass, Query, Selection,
+    check_turn as check_menu_turn,
+};
 
 // Dense embedders (the menu's semantic pass): the interface, and the local model behind the
 // cargo feature `local-model`.

@@ -132,6 +132,7 @@ rules! {
     TR009 "review-outside-vocabulary" Error "An accepted name in `translations.toml` is outside the closed vocabulary or the name grammar.";
     TR010 "translations-invalid" Error "`translations.toml` is not valid TOML, or an entry has a missing, unknown or ill-typed key.";
     TR011 "translations-duplicate" Error "`translations.toml` has two entries for one skill and sub-command, or two objects for one skill.";
+    TR012 "weak-evidence" Error "The sub-command's name rests on weak evidence only; it is proposed for review instead of signed.";
     AD001 "l1-vocabulary" Error "L1: the executor name is outside the closed vocabulary or breaks the name grammar.";
     AD002 "l2-catalog-collision" Error "L2: the executor name is already taken in the catalog by another skill.";
     AD003 "duplicate-skill-name" Error "Two skills of one catalog have the same name.";
@@ -164,7 +165,7 @@ rules! {
     SC001 "bidi-control" High "Bidirectional control characters that reorder how text is displayed (Trojan Source).";
     SC002 "invisible-characters" Low "Zero-width and other invisible characters; runs of them can carry a hidden payload.";
     SC003 "unicode-tag-payload" Critical "Unicode tag characters outside a flag emoji: invisible ASCII that models read.";
-    SC004 "control-characters" Medium "C0/C1 control characters (terminal escapes, backspaces) in a text file.";
+    SC004 "control-characters" Medium "C0/C1 control characters (terminal escapes, backspaces) in a text file, or any control character in a file name.";
     SC010 "decode-and-execute" Critical "Decoded data is executed (`base64 -d | sh`, `eval \"$(…)\"`, `exec(b64decode(…))`).";
     SC011 "download-and-execute" High "Downloaded code is executed (`curl … | sh`, `bash <(wget …)`, `iex (iwr …)`).";
     SC012 "protected-archive" High "A password-protected archive is downloaded or unpacked (scanners cannot look inside).";

@@ -1,6 +1,6 @@
 //! Whom a catalog's consumer trusts (issue 18, item 1; README, "Security model"): the
 //! signer's key is pinned, never taken from the folder being verified. In order: the key given
-//! (`verify --key`), the keys the consumer's project configures (`[verify] keys`), or the key
+//! (`verify --public-key`), the keys the consumer's project configures (`[verify] keys`), or the key
 //! recorded for that catalog location on first use, as ssh records a host key. A different
 //! key afterwards is refused with both key ids, until the consumer accepts it
 //! (`--accept-key`). `--production` accepts only a given or configured key, never a
@@ -53,7 +53,7 @@ pub struct Pin {
 /// How the key a catalog is checked against was chosen.
 #[derive(Clone, Debug)]
 pub enum Anchor {
-    /// `--key FILE`.
+    /// `--public-key FILE`.
     Given(Box<Candidate>),
     /// `[verify] keys` of the consumer's project.
     Configured(Vec<Candidate>),
@@ -77,7 +77,7 @@ pub struct Candidate {
 /// How the signer came to be trusted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum How {
-    /// The key given with `--key`.
+    /// The key given with `--public-key`.
     Given,
     /// One of the configured keys.
     Configured,
@@ -171,7 +171,7 @@ impl fmt::Display for Refusal {
                 Ok(())
             }
             Refusal::ProductionNeedsKey => f.write_str(
-                "--production needs the signer's key pinned explicitly: pass --key FILE or configure `[verify] keys` (a key trusted on first use, or the folder's own skillc.pub, is not enough)",
+                "--production needs the signer's key pinned explicitly: pass --public-key FILE or configure `[verify] keys` (a key trusted on first use, or the folder's own skillc.pub, is not enough)",
             ),
             Refusal::InFolderKey(k) => write!(
                 f,
@@ -209,6 +209,22 @@ pub struct Ask<'a> {
     pub accept: Option<&'a str>,
     /// `--production`.
     pub production: bool,
+}
+
+/// Reads a key id as `--accept-key` takes it: 16 hexadecimal digits (8 bytes), as `skillc
+/// verify` and minisign print them (`3A5F09C27D1B4E68`); returned in upper case.
+///
+/// # Errors
+/// A sentence saying what a key id looks like.
+pub fn parse_key_id(text: &str) -> Result<String, String> {
+    let t = text.trim();
+    if t.len() == 16 && t.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(t.to_ascii_uppercase());
+    }
+    Err(format!(
+        "a key id is 16 hexadecimal digits, as `skillc verify` prints it (e.g. `3A5F09C27D1B4E68`); `{}` is not one",
+        t.escape_debug()
+    ))
 }
 
 /// The base64 line of a public key file (what a pin stores).
@@ -344,6 +360,32 @@ impl TrustState {
             replaces,
             floor,
         })
+    }
+
+    /// [`TrustState::decide`] for a folder whose own `skillc.pub` (`signer`) may be missing
+    /// or unreadable: then only a key given with `--public-key` can be checked against (and it
+    /// names what is missing); `Ok(None)` when there is none to check with. Every reader of a
+    /// catalog (`verify`, `list`, `info`, `search`, `serve`, `menu`, `playbook`) decides here.
+    ///
+    /// # Errors
+    /// A [`Refusal`] naming the keys involved.
+    pub fn decide_folder(
+        &self,
+        at: (&str, &str),
+        signer: Option<&PublicKey>,
+        anchor: &Anchor,
+        ask: &Ask<'_>,
+    ) -> Result<Option<Trusted>, Refusal> {
+        match (signer, anchor) {
+            (Some(signer), _) => self.decide(at, signer, anchor, ask).map(Some),
+            (None, Anchor::Given(c)) if !ask.production || !(c.in_folder || c.development) => Ok(Some(Trusted {
+                key: c.key.clone(),
+                how: How::Given,
+                replaces: None,
+                floor: self.keys.get(&c.key.key_id_hex()).copied(),
+            })),
+            (None, _) => Ok(None),
+        }
     }
 
     /// Records a verified catalog: its version as the floor of its location and key, and the
@@ -505,6 +547,29 @@ mod tests {
         }
         assert!(matches!(s.decide(AT, &a, &dev, &prod), Err(Refusal::DevelopmentKey(_))));
         assert_eq!(s.decide(AT, &a, &given(&a), &prod).unwrap().how, How::Given);
+    }
+
+    #[test]
+    fn key_ids_are_sixteen_hex_digits() {
+        assert_eq!(parse_key_id("3a5f09c27d1b4e68").as_deref(), Ok("3A5F09C27D1B4E68"));
+        for bad in ["ZZZ", "", "3A5F09C27D1B4E6", "3A5F09C27D1B4E680", "3A5F09C27D1B4E6G"] {
+            let e = parse_key_id(bad).unwrap_err();
+            assert!(e.contains("16 hexadecimal digits"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_folder_without_its_key_is_checked_only_against_a_given_key() {
+        let a = key(1, 1);
+        let s = TrustState::default();
+        assert_eq!(s.decide_folder(AT, None, &Anchor::FirstUse, &Ask::default()), Ok(None));
+        let t = s.decide_folder(AT, None, &given(&a), &Ask::default()).unwrap().unwrap();
+        assert_eq!((t.how, t.key), (How::Given, a.clone()));
+        let t = s
+            .decide_folder(AT, Some(&a), &Anchor::FirstUse, &Ask::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(t.how, How::FirstUse);
     }
 
     #[test]

@@ -145,6 +145,10 @@ pub struct Fingerprint {
     pub executors: usize,
     /// The rejected skills: display path and reason.
     pub rejected: Vec<(String, String)>,
+    /// When the catalog written expires (Unix seconds): past it, the project is not up to
+    /// date, however unchanged its inputs. `None` in fingerprints of earlier versions.
+    #[serde(default)]
+    pub expires_at: Option<i64>,
 }
 
 /// Reads a JSON store file; `None` when it is missing, unreadable or of another format.

@@ -12,8 +12,8 @@
 //!    to (`catalog_version`, `expires`, `file:menu.idx`, as the catalog's own);
 //! 2. `catalog.toml.sig`'s trusted comment (its global signature, which needs not read the
 //!    catalog): a genuine signature by the same key, for that same catalog version and expiry;
-//! 3. that catalog's expiry, and rollback against the versions `skillc verify` accepted (its
-//!    state file, read only here);
+//! 3. that catalog's expiry, and rollback against the versions `skillc verify` accepted for
+//!    the folder and the key (its state file, read only here);
 //! 4. `menu.vec` (dense vectors), when the index names it, against the SHA-256 the signed
 //!    index records;
 //! 5. for a playbook, the SKILL.md against the SHA-256 the signed index records, before a
@@ -32,7 +32,7 @@ use std::sync::OnceLock;
 
 use sha2::Digest as _;
 
-use super::read::{self, KeyError, ReadError, read_key, read_tree};
+use super::read::{ReadError, Trust, TrustError, folder_signer, read_tree, tree_signer};
 use crate::embed::Embedder;
 use crate::embed::openai::OpenAi;
 use crate::emit;
@@ -54,10 +54,10 @@ pub enum Depth {
 /// How to open a catalog.
 #[derive(Clone, Debug)]
 pub struct OpenOptions {
-    /// The public key to trust (default: the folder's `skillc.pub`).
-    pub key: Option<PathBuf>,
-    /// The rollback state `skillc verify` writes (read only here); `None` skips the check.
-    pub state: Option<PathBuf>,
+    /// Whom to trust: the same read-only decision as `skillc verify`'s — the key given, the
+    /// keys configured or the location's pin, and verify's state file for rollback floors
+    /// (read only here). The default trusts the folder's `skillc.pub` with no floor.
+    pub trust: Trust,
     /// Current time, Unix seconds.
     pub now: i64,
     /// What to verify.
@@ -76,9 +76,9 @@ pub enum CatalogError {
     /// Reading the folder failed.
     #[error(transparent)]
     Read(#[from] ReadError),
-    /// The public key cannot be used.
+    /// The signer is not trusted, as `skillc verify` decides.
     #[error(transparent)]
-    Key(#[from] KeyError),
+    Trust(#[from] TrustError),
     /// Reading a file failed.
     #[error("{path}: {message}")]
     Io {
@@ -173,7 +173,7 @@ impl TurnEmbedder {
                 self.expected
             ));
         }
-        match e.embed_batch(&[turn]) {
+        match e.embed_batch(&[&crate::menu::dense::turn_text(turn)]) {
             Ok(mut v) if v.len() == 1 && !v[0].is_empty() => DenseTurn::Vector(v.remove(0)),
             Ok(_) => DenseTurn::Unavailable("no vector for the turn".into()),
             Err(err) => DenseTurn::Unavailable(err.to_string()),
@@ -266,15 +266,18 @@ impl MenuCatalog {
         if !dir.join(emit::CATALOG).is_file() {
             return Err(CatalogError::NotACatalog(dir.display().to_string()));
         }
-        let key = read_key(&opts.key.clone().unwrap_or_else(|| dir.join(emit::PUBLIC_KEY)))?;
-        let accepted = match &opts.state {
-            Some(state) => read::accepted(state, &key.key_id_hex())?,
-            None => None,
+        // The same decision as `skillc verify`'s (pins, `[verify] keys`, floors), from the
+        // folder's small `skillc.pub` — or from the tree when everything is verified.
+        let full = match opts.depth {
+            Depth::Full => Some(read_tree(dir)?.0),
+            Depth::Menu => None,
         };
-        if opts.depth == Depth::Full {
-            let (files, _) = read_tree(dir)?;
+        let signer = full.as_ref().map_or_else(|| folder_signer(dir), tree_signer);
+        let trusted = opts.trust.decide(dir, signer.as_ref())?;
+        let (key, accepted) = (trusted.key, trusted.floor);
+        if let Some(files) = &full {
             let v = verify::verify(
-                &files,
+                files,
                 &key,
                 &verify::Options {
                     now: opts.now,

@@ -27,7 +27,7 @@ pub mod view;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use crate::emit::{CATALOG, MENU_INDEX, MENU_VECTORS, PUBLIC_KEY, REPORT};
+use crate::emit::{CATALOG, MENU_INDEX, MENU_VECTORS, REPORT};
 use crate::menu::{Candidate, Menu, MenuError, Query, Selection};
 use crate::verify::{self, Entry, Failure};
 pub use skills::{Skill, Status};
@@ -36,13 +36,15 @@ pub use view::{Annotation, Annotations};
 /// How to open a catalog.
 #[derive(Clone, Debug, Default)]
 pub struct OpenOptions {
-    /// The public key to trust (default: the folder's `skillc.pub`, which only proves the
-    /// catalog is self-consistent).
-    pub key: Option<PathBuf>,
+    /// Whom to trust: the same read-only decision as `skillc verify`'s (default: the
+    /// folder's own `skillc.pub` with no pins or floors, which only proves the catalog is
+    /// self-consistent).
+    pub trust: read::Trust,
     /// Current time, Unix seconds (expiry).
     pub now: i64,
-    /// The lowest `catalog_version` acceptable for this key (rollback), when known.
-    pub accepted: Option<i64>,
+    /// A `catalog_version` floor on top of the trust state's (`serve` never swaps in an older
+    /// catalog than the one it serves).
+    pub at_least: Option<i64>,
     /// The local model folder for turns, when the catalog's dense vectors come from one
     /// (default: the folder configured at build time, relative to the catalog's parent).
     pub model: Option<PathBuf>,
@@ -57,9 +59,9 @@ pub enum OpenError {
     /// Reading failed.
     #[error(transparent)]
     Read(#[from] read::ReadError),
-    /// The public key cannot be used.
+    /// The signer is not trusted, as `skillc verify` decides (nothing else is checked).
     #[error(transparent)]
-    Key(#[from] read::KeyError),
+    Trust(#[from] read::TrustError),
     /// The catalog does not verify: nothing of it is used.
     #[error("the catalog in {out} does not verify ({} problems; run `skillc verify {out}`)", .failures.len())]
     Refused {
@@ -117,20 +119,19 @@ impl Catalog {
             return Err(OpenError::NotACatalog(out.display().to_string()));
         }
         let (tree, executable) = read::read_tree(out)?;
-        let key_path = opts.key.clone().unwrap_or_else(|| out.join(PUBLIC_KEY));
-        let key = read::read_key(&key_path)?;
+        let trusted = opts.trust.decide(out, read::tree_signer(&tree).as_ref())?;
         let result = verify::verify(
             &tree,
-            &key,
+            &trusted.key,
             &verify::Options {
                 now: opts.now,
-                accepted: opts.accepted,
+                accepted: trusted.floor.max(opts.at_least),
                 production: false,
             },
         );
         if !result.failures.is_empty() {
             return Err(OpenError::Refused {
-                out: out.display().to_string(),
+                out: opts.trust.shown(out),
                 failures: result.failures,
             });
         }

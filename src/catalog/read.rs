@@ -1,5 +1,6 @@
 //! Reading an `out/` folder into memory for verification: every file as bytes (or why it
-//! cannot be vouched for), without following links, and the public key to trust. IO.
+//! cannot be vouched for), without following links, and whom to trust — the one read-only
+//! decision ([`Trust::decide`]) every reader of a catalog makes as `skillc verify` does. IO.
 //!
 //! `skillc verify` and [`super::Catalog::open`] read through here, so the bytes a catalog
 //! serves are exactly the bytes that were verified (no second read after the check).
@@ -8,8 +9,10 @@ use crate::emit::write::is_executable;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use crate::emit::PUBLIC_KEY;
 use crate::emit::write;
 use crate::sign::PublicKey;
+use crate::trust::{Anchor, Ask, Refusal, TrustState, Trusted};
 use crate::verify::Entry;
 
 /// Files larger than this are not read: nothing skillc writes comes close.
@@ -62,50 +65,36 @@ pub fn read_tree(dir: &Path) -> Result<(BTreeMap<String, Entry>, BTreeSet<String
     Ok((files, executable))
 }
 
-/// Why a public key cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum KeyError {
-    /// The file cannot be read.
-    #[error("reading public key {path}: {message}")]
-    Io {
-        /// The key file.
-        path: String,
-        /// The operating system's message.
-        message: String,
-    },
-    /// A secret key was given where the public one is expected.
-    #[error("{0} is a secret key: pass the public key (`skillc.pub`) with --key, and keep the secret one private")]
-    Secret(String),
-    /// Not a minisign public key.
-    #[error("public key {path}: {message}")]
-    Invalid {
-        /// The key file.
-        path: String,
-        /// What is wrong.
-        message: String,
-    },
-}
+/// Key files larger than this are not read: a minisign key file is under 400 bytes, and a
+/// bounded read keeps `--public-key /dev/zero` from hanging.
+pub const MAX_KEY_BYTES: u64 = 4096;
 
-/// Reads a minisign public key file.
+/// Reads a key file (public or secret) as text, at most [`MAX_KEY_BYTES`]: a device, an
+/// endless pipe or a large file is refused with a message instead of being read to the end.
+/// Every reader of a key file goes through here.
 ///
 /// # Errors
-/// [`KeyError`] when it cannot be read, is a secret key, or is not a public key.
-pub fn read_key(path: &Path) -> Result<PublicKey, KeyError> {
-    let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| KeyError::Io {
-        path: shown.clone(),
-        message: e.to_string(),
-    })?;
-    if text.contains("secret key") {
-        return Err(KeyError::Secret(shown));
+/// A message (without the path) when the file cannot be opened or read, is larger than a key
+/// file, or is not UTF-8.
+pub fn read_key_text(path: &Path) -> Result<String, String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err("a folder, not a key file".into());
     }
-    PublicKey::from_file(&text).map_err(|e| KeyError::Invalid {
-        path: shown,
-        message: e.to_string(),
-    })
+    let mut bytes = Vec::new();
+    file.take(MAX_KEY_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_KEY_BYTES {
+        return Err(format!(
+            "more than {MAX_KEY_BYTES} bytes: not a minisign key file (those are two lines)"
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| "not UTF-8 text: not a minisign key file".into())
 }
 
-/// The default rollback state `skillc verify` writes: `$XDG_STATE_HOME/skillc/verify-state.json`,
+/// The default state `skillc verify` writes: `$XDG_STATE_HOME/skillc/verify-state.json`,
 /// else `~/.local/state/skillc/verify-state.json`.
 pub fn default_state() -> PathBuf {
     let base = std::env::var_os("XDG_STATE_HOME")
@@ -116,24 +105,115 @@ pub fn default_state() -> PathBuf {
     base.join("skillc").join("verify-state.json")
 }
 
-/// The last `catalog_version` accepted for `key_id` in `skillc verify`'s state file (read as
-/// [`crate::trust::TrustState`], either version); `None` when the file is absent or has no
-/// entry for the key.
+/// Reads `skillc verify`'s state file ([`TrustState`], either version); an absent file is
+/// empty. Only read here: `skillc verify` alone writes it, under its lock.
 ///
 /// # Errors
-/// [`ReadError`] when the file exists but is damaged: a catalog is never used without the
-/// rollback protection its user set up.
-pub fn accepted(state: &Path, key_id: &str) -> Result<Option<i64>, ReadError> {
-    match std::fs::read(state) {
-        Err(_) => Ok(None),
-        Ok(b) => {
-            let s = crate::trust::TrustState::parse(&b).map_err(|_| {
-                err(
-                    state,
-                    "damaged; refusing the catalog without rollback protection (repair or remove it)",
-                )
-            })?;
-            Ok(s.keys.get(key_id).copied())
+/// [`ReadError`] when the file exists but cannot be read or is damaged: a catalog is never
+/// used without the pins and rollback protection its user set up.
+pub fn read_state(path: &Path) -> Result<TrustState, ReadError> {
+    match std::fs::read(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(TrustState::default()),
+        Err(e) => Err(err(path, e)),
+        Ok(b) => TrustState::parse(&b).map_err(|e| {
+            err(
+                path,
+                format!("damaged ({e}); refusing to verify without its pinned keys and rollback protection (repair or remove it)"),
+            )
+        }),
+    }
+}
+
+/// The location a pin is kept for: the catalog folder's canonical path.
+pub fn location(out: &Path) -> String {
+    out.canonicalize()
+        .unwrap_or_else(|_| out.to_path_buf())
+        .display()
+        .to_string()
+}
+
+/// Who a catalog folder says signed it: its `skillc.pub` (a regular file, never through a
+/// link, read bounded), when readable. Whether to believe it is the anchor's call.
+pub fn folder_signer(dir: &Path) -> Option<PublicKey> {
+    let path = dir.join(PUBLIC_KEY);
+    if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    PublicKey::from_file(&read_key_text(&path).ok()?).ok()
+}
+
+/// Who the files of a folder read with [`read_tree`] say signed them (its `skillc.pub`).
+pub fn tree_signer(files: &BTreeMap<String, Entry>) -> Option<PublicKey> {
+    match files.get(PUBLIC_KEY) {
+        Some(Entry::Bytes(b)) => PublicKey::from_file(&String::from_utf8_lossy(b)).ok(),
+        _ => None,
+    }
+}
+
+/// Whom a reader of a catalog trusts — exactly what `skillc verify` decides, read-only:
+/// the anchor (`--public-key`, `[verify] keys`, else the location's pin), and `skillc verify`'s
+/// state file for pins and rollback floors.
+#[derive(Clone, Debug)]
+pub struct Trust {
+    /// The key given, the keys configured, or first use (the location's pin).
+    pub anchor: Anchor,
+    /// `skillc verify`'s state file (pins, rollback floors); `None` keeps none: the folder's
+    /// own key is trusted as on first use, and no floor applies.
+    pub state: Option<PathBuf>,
+    /// The folder as messages name it (as `skillc verify` shows it); empty: its path.
+    pub shown: String,
+}
+
+impl Default for Trust {
+    fn default() -> Trust {
+        Trust {
+            anchor: Anchor::FirstUse,
+            state: None,
+            shown: String::new(),
         }
+    }
+}
+
+/// Why a reader does not trust a catalog's signer.
+#[derive(Debug, thiserror::Error)]
+pub enum TrustError {
+    /// Refused as `skillc verify` refuses it (another key than the one given, configured or
+    /// pinned).
+    #[error("{0}")]
+    Refused(Refusal),
+    /// The state file cannot be read.
+    #[error(transparent)]
+    State(#[from] ReadError),
+    /// No readable `skillc.pub` and no key given.
+    #[error("{0} has no readable skillc.pub: name the signer's public key with --public-key")]
+    NoSigner(String),
+}
+
+impl Trust {
+    /// The folder as shown.
+    pub fn shown(&self, dir: &Path) -> String {
+        if self.shown.is_empty() {
+            dir.display().to_string()
+        } else {
+            self.shown.clone()
+        }
+    }
+
+    /// Decides, as `skillc verify` does and without writing anything, which key the catalog
+    /// in `dir` is checked against and with which rollback floor; `signer` is the key the
+    /// folder names (its `skillc.pub`, when readable).
+    ///
+    /// # Errors
+    /// A `TrustError`: a refused signer, a damaged state file, no key to check with.
+    pub fn decide(&self, dir: &Path, signer: Option<&PublicKey>) -> Result<Trusted, TrustError> {
+        let state = match &self.state {
+            Some(p) => read_state(p)?,
+            None => TrustState::default(),
+        };
+        let shown = self.shown(dir);
+        state
+            .decide_folder((&location(dir), &shown), signer, &self.anchor, &Ask::default())
+            .map_err(TrustError::Refused)?
+            .ok_or(TrustError::NoSigner(shown))
     }
 }

@@ -130,6 +130,18 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
     // Paths given on the command line are relative to the current folder; inside the build
     // they are shown relative to the project root, so that outputs do not depend on where
     // the project lives.
+    // A folder given that is not there is named as given (`/nope`), before it is made
+    // relative to the project (which would show it as `../../nope`).
+    for p in &args.skills {
+        let full = cwd.join(p);
+        let shown = p.to_string_lossy();
+        let shown = crate::diag::printable(&shown);
+        anyhow::ensure!(full.exists(), "the skills folder {shown} does not exist");
+        anyhow::ensure!(
+            full.is_dir(),
+            "{shown} is not a folder: --skills takes folders that contain skills"
+        );
+    }
     let roots: Vec<PathBuf> = if args.skills.is_empty() {
         cfg.skills.iter().map(|p| relative_to(p, root)).collect()
     } else {
@@ -197,7 +209,7 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
     if let KeySource::Created(p) = &key_source {
         out.note(&format!("note: created a development signing key at {} (mode 0600, ignored by git); use `skillc keygen` or {} for releases", p.display(), keys::KEY_ENV));
     }
-    let (vpath, vtext) = project::vocabulary_source(&project, args.vocabulary.as_deref())?;
+    let (vpath, vtext) = project::vocabulary_source(&project, args.vocabulary.as_deref(), out)?;
     let vocab_file = (vpath != crate::vocab::DEFAULT_PATH).then(|| PathBuf::from(&vpath));
     // Watched even before they exist: creating one changes the build.
     let mut config_files = vec![
@@ -225,7 +237,7 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
             key,
             sde: source_date_epoch()?,
             vocab_path: vpath,
-            translations: project::translations_source(&project)?.1,
+            translations: project::translations_source(&project, out)?.1,
             admission: cfg.admission.clone(),
             fail_on: cfg.fail_on,
             // A project's imports (`skillc import`) record their sources as `imported_from`.
@@ -243,12 +255,20 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
     })
 }
 
-/// Turns a build error into the CLI's error, printing vocabulary diagnostics.
+/// Turns a build error into the CLI's error, printing vocabulary and translations diagnostics.
 pub(crate) fn report_error(e: BuildError, vocab_text: &str, out: &mut Printer) -> anyhow::Error {
     match e {
         BuildError::Vocabulary(path, diags) => {
             project::print_file_diagnostics(out, &diags, vocab_text);
             anyhow::anyhow!("the vocabulary {path} has errors (see above)")
+        }
+        BuildError::Translations {
+            path,
+            diagnostics,
+            text,
+        } => {
+            project::print_file_diagnostics(out, &diagnostics, &text);
+            anyhow::anyhow!("{path} has errors (see above); fix them, or remove the entries in question")
         }
         other => other.into(),
     }
@@ -325,10 +345,7 @@ fn finish(
     started: Instant,
 ) -> anyhow::Result<Status> {
     if let Some(expires) = &o.expired {
-        out.note(&format!(
-            "warning: the catalog expires at {expires}, which is already past: `skillc verify` will refuse it \
-             (SOURCE_DATE_EPOCH is old; raise `[signing] expires_days` or use a recent time)"
-        ));
+        out.note(&expired_warning(expires));
     }
     for f in &o.foreign {
         out.note(&format!(
@@ -361,6 +378,16 @@ fn finish(
     } else {
         Status::Success
     })
+}
+
+/// The warning of a build whose catalog is already expired when written (only an old
+/// `SOURCE_DATE_EPOCH` does that: without it an expired catalog is renewed). `build` and
+/// `watch` print it on every build, up-to-date ones included.
+pub(crate) fn expired_warning(expires: &str) -> String {
+    format!(
+        "warning: the catalog expires at {expires}, which is already past: `skillc verify` will refuse it \
+         (SOURCE_DATE_EPOCH is old; raise `[signing] expires_days` or use a recent time)"
+    )
 }
 
 /// The summary line of a build.

@@ -1,13 +1,16 @@
 //! The catalog commands that read (RUNTIME.md §2; seed 001's `gaia skill list|info|search`):
 //! `skillc list`, `skillc info NAME [--body]`, `skillc search QUERY`. Each opens the verified
 //! catalog through `crate::catalog` — the layer `skillc serve` reads through too — and refuses
-//! a catalog that does not verify (exit 1).
+//! a catalog that `skillc verify` would refuse — its checks, its pinned or configured keys
+//! and its rollback floors, decided read-only (`cli::pin::reader_trust`) — with verify's
+//! message and exit status 1.
 
 use std::path::PathBuf;
 
 use serde_json::json;
 
 use super::{Printer, ReportFormat, Status, project};
+use crate::catalog::read::Trust;
 use crate::catalog::view::{Detail, Filter, SearchHit, Summary};
 use crate::catalog::{Annotations, Catalog, OpenError, OpenOptions, Status as SkillStatus};
 use crate::serve;
@@ -18,9 +21,15 @@ pub struct CatalogArgs {
     /// The catalog folder (default: `[pipeline] out`, i.e. `out`).
     #[arg(long = "out", value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Public key to trust (default: the catalog's own `skillc.pub`).
+    /// The signer's public key: the catalog must be signed by it (default: the project's
+    /// `[verify] keys`, else the key `skillc verify` pinned for this folder). `--key` is
+    /// another name of it.
+    #[arg(long = "public-key", alias = "key", value_name = "FILE")]
+    pub key: Option<PathBuf>,
+    /// The state `skillc verify` records (pins and rollback floors; read only, default:
+    /// verify's).
     #[arg(long, value_name = "FILE")]
-    pub public_key: Option<PathBuf>,
+    pub state: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ReportFormat::Human)]
     pub format: ReportFormat,
@@ -28,7 +37,10 @@ pub struct CatalogArgs {
 
 /// Arguments of `skillc list`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Exit status: 0 listed, 1 the catalog does not verify, 2 the command could not run.")]
+#[command(
+    after_help = "The catalog is trusted as `skillc verify` trusts it (--public-key, `[verify] keys`, the folder's pin, rollback floors; read only).\n\
+Exit status: 0 listed, 1 the catalog does not verify or its signer is not trusted, 2 the command could not run."
+)]
 pub struct ListArgs {
     #[command(flatten)]
     pub catalog: CatalogArgs,
@@ -46,7 +58,7 @@ pub struct ListArgs {
 /// Arguments of `skillc info`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Exit status: 0 shown, 1 no such skill or the catalog does not verify, 2 the command could not run."
+    after_help = "Exit status: 0 shown, 1 no such skill, or the catalog does not verify or its signer is not trusted (as `skillc verify`), 2 the command could not run."
 )]
 pub struct InfoArgs {
     /// The skill name.
@@ -79,9 +91,9 @@ pub(crate) fn open(args: &CatalogArgs, out: &mut Printer) -> anyhow::Result<Resu
         .as_ref()
         .map_or_else(|| p.root.join(&p.config.out), |o| cwd.join(o));
     let opts = OpenOptions {
-        key: args.public_key.as_ref().map(|k| cwd.join(k)),
+        trust: super::pin::reader_trust(args.key.as_deref(), args.state.as_deref(), &dir, &p, &cwd)?,
         now: jiff::Timestamp::now().as_second(),
-        accepted: None,
+        at_least: None,
         model: None,
     };
     match Catalog::open(&dir, &opts) {
@@ -90,23 +102,50 @@ pub(crate) fn open(args: &CatalogArgs, out: &mut Printer) -> anyhow::Result<Resu
             let notes = serve::project::annotations(Some(&sp), &c);
             Ok(Ok((c, notes)))
         }
-        Err(OpenError::Refused { out: o, failures }) => {
-            for f in &failures {
-                out.note(&format!("error: {f}"));
-            }
-            out.note(&format!(
-                "error: the catalog in {o} does not verify ({} problems): nothing is listed from it; rebuild it with `skillc build`",
-                failures.len()
-            ));
-            Ok(Err(Status::Failure))
-        }
-        Err(e) => Err(e.into()),
+        Err(e) => refused(&e, &opts.trust, "nothing is listed from it", out).map(Err),
     }
 }
 
-fn catalog_json(c: &Catalog) -> serde_json::Value {
+/// Says why a catalog was refused, as `skillc verify` says it (`error: …` per failure, the
+/// rollback note), then what the command did not do; the exit status is verify's: 1 for a
+/// catalog that does not verify or whose signer is not trusted, 2 for one that could not be
+/// read (an `Err`).
+pub(crate) fn refused(e: &OpenError, trust: &Trust, what: &str, out: &mut Printer) -> anyhow::Result<Status> {
+    match e {
+        OpenError::Refused { out: o, failures } => {
+            for f in failures {
+                out.note(&format!("error: {f}"));
+            }
+            if let Some(state) = &trust.state
+                && failures
+                    .iter()
+                    .any(|f| matches!(f, crate::verify::Failure::Rollback { .. }))
+            {
+                out.note(&super::verify::rollback_note(state));
+            }
+            out.note(&format!(
+                "error: the catalog in {o} does not verify ({}): {what}",
+                super::output::count(failures.len(), "problem")
+            ));
+            Ok(Status::Failure)
+        }
+        OpenError::Trust(crate::catalog::read::TrustError::Refused(r)) => {
+            out.note(&format!("error: {r}"));
+            out.note(&format!("error: {what}"));
+            Ok(Status::Failure)
+        }
+        _ => Err(anyhow::anyhow!("{e}")),
+    }
+}
+
+fn catalog_json(c: &Catalog) -> crate::messages::search::CatalogRef {
     let v = c.verified();
-    json!({"version": v.catalog_version, "expires": v.expires, "key_id": v.key_id, "verification": v.verification})
+    crate::messages::search::CatalogRef {
+        version: v.catalog_version,
+        expires: v.expires.clone(),
+        key_id: v.key_id.clone(),
+        verification: v.verification.to_owned(),
+    }
 }
 
 pub(crate) fn list(args: &ListArgs, out: &mut Printer) -> anyhow::Result<Status> {
@@ -292,8 +331,14 @@ pub(crate) fn search(args: &SearchArgs, out: &mut Printer) -> anyhow::Result<Sta
     let hits = catalog.search_hits(&args.query, args.limit, &notes)?;
     match args.catalog.format {
         ReportFormat::Json => {
-            let doc = json!({"schema": "skillc.search/1", "catalog": catalog_json(&catalog), "query": args.query,
-                "embedder": catalog.menu().index().header.embedder, "count": hits.len(), "results": hits});
+            let doc = crate::messages::search::SearchDoc {
+                schema: "skillc.search/1",
+                catalog: catalog_json(&catalog),
+                query: args.query.clone(),
+                embedder: catalog.menu().index().header.embedder.clone(),
+                count: hits.len(),
+                results: hits,
+            };
             out.line(&serde_json::to_string_pretty(&doc)?)?;
         }
         ReportFormat::Human => {

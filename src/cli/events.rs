@@ -25,7 +25,8 @@ pub enum EventsCommand {
   skillc events record skill.loaded --skill pdf-tools --session 7f3a\n  \
   skillc events record tool.failed --session 7f3a --tool bash\n\n\
 Identifiers (session, tool) are 1 to 128 ASCII letters, digits and ._:/@+=#-.\n\
-Exit status: 0 recorded, 2 invalid arguments or the log cannot be written.")]
+The skill must be one of the project's skills roots (`skillc curate status` lists them).\n\
+Exit status: 0 recorded, 1 no such skill, 2 invalid arguments or the log cannot be written.")]
     Record(RecordArgs),
 }
 
@@ -133,7 +134,41 @@ pub(crate) fn run(args: &EventsArgs, out: &mut Printer) -> anyhow::Result<Status
             tool: need(&r.tool, "tool", "tool.failed")?,
         },
     };
+    let event = Event::new(time, kind);
+    // Invalid identifiers are usage errors (exit 2), before the skill is looked for.
+    events::render(&event)?;
+    if let Kind::Created { skill, .. } | Kind::Loaded { skill, .. } = &event.kind {
+        let names = crate::curate::skill_names(&super::curate::curate_project(&project))?;
+        if !names.contains(skill) {
+            out.note(&unknown_skill(skill, &names, &project.config.skills));
+            return Ok(Status::Failure);
+        }
+    }
     super::keys::ignore_state_dir(&project.root.join(".skillc"))?;
-    events::record(&project.root, &Event::new(time, kind))?;
+    events::record(&project.root, &event)?;
     Ok(Status::Success)
+}
+
+/// The error for an event about a skill the project does not have: which skills it has (the
+/// first few), and how to list them all. Nothing is recorded: an event about a skill that
+/// does not exist would be counted by the curator for whichever skill takes the name later.
+fn unknown_skill(skill: &str, names: &[String], roots: &[std::path::PathBuf]) -> String {
+    const SHOWN: usize = 8;
+    let roots = roots
+        .iter()
+        .map(|r| r.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let have = match names.len() {
+        0 => format!("the skills roots ({roots}) hold no skill"),
+        n if n <= SHOWN => format!("the skills are: {}", names.join(", ")),
+        n => format!(
+            "the skills include {}, … ({n} in all; `skillc curate status` lists them)",
+            names[..SHOWN].join(", ")
+        ),
+    };
+    format!(
+        "error: no skill named `{}` in the skills roots ({roots}); {have}; nothing recorded",
+        crate::diag::printable(skill)
+    )
 }

@@ -190,6 +190,7 @@ pub(crate) fn options_for(project: &project::Project, into: PathBuf, refresh: bo
         into: into.clone(),
         into_recorded,
         root: project.root.clone(),
+        skills_roots: project.config.skills.iter().map(|r| project.root.join(r)).collect(),
         limits: project.config.limits,
         fail_on: project.config.fail_on,
         cache,

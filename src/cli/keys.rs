@@ -82,8 +82,21 @@ pub(crate) fn keygen(args: &KeygenArgs, out: &mut Printer) -> anyhow::Result<Sta
         path.display()
     );
     for existing in [path.clone(), public_path(&path)] {
+        let meta = match std::fs::symlink_metadata(&existing) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).with_context(|| format!("reading {}", existing.display())),
+            Ok(m) => m,
+        };
+        // Only a key file is ever replaced: never a link (whose target would be left
+        // behind), a FIFO, a device or a folder, even with --force.
         anyhow::ensure!(
-            args.force || !existing.exists(),
+            meta.is_file(),
+            "{} is {}, not a key file; refusing to replace it (remove it, or write the key elsewhere with -o)",
+            existing.display(),
+            file_kind(&meta)
+        );
+        anyhow::ensure!(
+            args.force,
             "{} already exists; pass --force to replace it (catalogs signed with the old key will no longer verify)",
             existing.display()
         );
@@ -97,6 +110,31 @@ pub(crate) fn keygen(args: &KeygenArgs, out: &mut Printer) -> anyhow::Result<Sta
     ))?;
     out.line(&format!("key id {}", key.public().key_id_hex()))?;
     Ok(Status::Success)
+}
+
+/// What a file that is not a regular file is, in words.
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    let t = meta.file_type();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file"
+    }
 }
 
 /// Where the signing key came from.
@@ -116,7 +154,8 @@ pub(crate) fn signing_key(
     is_default: bool,
 ) -> anyhow::Result<(SecretKey, KeySource)> {
     let read = |p: &Path| -> anyhow::Result<SecretKey> {
-        let text = std::fs::read_to_string(p).with_context(|| format!("reading signing key {}", p.display()))?;
+        let text = crate::catalog::read::read_key_text(p)
+            .map_err(|e| anyhow::anyhow!("reading signing key {}: {e}", p.display()))?;
         SecretKey::from_file(&text).with_context(|| format!("signing key {}", p.display()))
     };
     if let Some(p) = flag {

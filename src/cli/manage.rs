@@ -34,7 +34,8 @@ pub struct UpdateArgs {
     /// The skill to update (an entry of skillc.lock).
     #[arg(required_unless_present = "all", conflicts_with = "all")]
     pub name: Option<String>,
-    /// Every skill of skillc.lock.
+    /// Every skill of skillc.lock, except archived ones (`skillc remove`, the curator): those
+    /// are updated only when named.
     #[arg(long)]
     pub all: bool,
     /// Replace skills edited since they were imported (the local copy is archived first).
@@ -85,6 +86,19 @@ pub(crate) fn remove(args: &RemoveArgs, out: &mut Printer) -> anyhow::Result<Sta
     }
 }
 
+/// The skills the curator's state records as archived whose folder is gone from the skills
+/// roots (a skill archived and then imported or restored again is not): name → archive.
+fn archived_skills(p: &sp::Project) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+    let listed = crate::curate::list_archived(&p.curate)?;
+    let present = |name: &str| p.skills_roots.iter().any(|r| r.join(name).symlink_metadata().is_ok());
+    Ok(listed
+        .entries
+        .into_iter()
+        .filter(|e| e.kind == "archive" && e.current && !present(&e.skill))
+        .map(|e| (e.skill, e.path))
+        .collect())
+}
+
 pub(crate) fn update(args: &UpdateArgs, out: &mut Printer) -> anyhow::Result<Status> {
     let p = serve_project(out)?;
     let mut options = p.import.clone();
@@ -100,7 +114,8 @@ pub(crate) fn update(args: &UpdateArgs, out: &mut Printer) -> anyhow::Result<Sta
         let shown = report.archive_path.unwrap_or_default();
         Ok((shown.clone(), root.join(&shown)))
     };
-    let outcomes = update::update(&names, &options, args.force, &mut archive)?;
+    let archived = archived_skills(&p)?;
+    let outcomes = update::update(&names, &options, args.force, &archived, &mut archive)?;
     let failed = outcomes
         .iter()
         .filter(|o| matches!(o.status, UpdateStatus::Refused | UpdateStatus::Failed))
@@ -111,6 +126,7 @@ pub(crate) fn update(args: &UpdateArgs, out: &mut Printer) -> anyhow::Result<Sta
             out.line(&serde_json::to_string_pretty(&json!({
                 "schema": "skillc.update/1",
                 "summary": {"up_to_date": count(UpdateStatus::UpToDate), "updated": count(UpdateStatus::Updated),
+                            "archived": count(UpdateStatus::Archived),
                             "refused": count(UpdateStatus::Refused), "failed": count(UpdateStatus::Failed)},
                 "skills": outcomes,
             }))?)?;
@@ -130,14 +146,19 @@ pub(crate) fn update(args: &UpdateArgs, out: &mut Printer) -> anyhow::Result<Sta
                         }
                     ),
                     UpdateStatus::Updated => format!(
-                        "updated     {} from {}{}",
+                        "updated     {} from {}{}{}",
                         o.name,
                         o.source,
                         o.archived_to
                             .as_ref()
                             .map(|a| format!(" (previous copy archived to {a})"))
+                            .unwrap_or_default(),
+                        o.archived
+                            .as_ref()
+                            .map(|a| format!(" (it was archived: the archived copy stays in {a})"))
                             .unwrap_or_default()
                     ),
+                    UpdateStatus::Archived => format!("archived    {}: {reason}", o.name),
                     UpdateStatus::Refused => format!("refused     {}: {reason}{code}", o.name),
                     UpdateStatus::Failed => format!("failed      {}: {reason}{code}", o.name),
                 })?;
@@ -148,10 +169,16 @@ pub(crate) fn update(args: &UpdateArgs, out: &mut Printer) -> anyhow::Result<Sta
                     }
                 }
             }
+            let archived = outcomes.iter().filter(|o| o.status == UpdateStatus::Archived).count();
             out.line(&format!(
-                "update: {} skills, {} updated, {failed} refused or failed",
+                "update: {} skills, {} updated, {failed} refused or failed{}",
                 outcomes.len(),
-                outcomes.iter().filter(|o| o.status == UpdateStatus::Updated).count()
+                outcomes.iter().filter(|o| o.status == UpdateStatus::Updated).count(),
+                if archived > 0 {
+                    format!(", {archived} archived (not updated)")
+                } else {
+                    String::new()
+                }
             ))?;
         }
     }

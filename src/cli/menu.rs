@@ -6,15 +6,15 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use clap::{Subcommand, ValueEnum};
-use serde_json::json;
 
 use super::{Printer, ReportFormat, Status};
 use crate::catalog::menu::{self as catalog, Depth, MenuCatalog, OpenOptions};
+use crate::catalog::read::Trust;
 use crate::embed::Embedder as _;
 use crate::menu::calibrate::{self, Scored};
 use crate::menu::format::{self, ToolFormat};
 use crate::menu::settings::{self, Calibration, MenuSettings};
-use crate::menu::{DenseTurn, Selection};
+use crate::menu::{DenseTurn, MenuError, Selection};
 
 /// Output formats of `skillc menu`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -32,10 +32,13 @@ pub enum MenuFormat {
 /// How the catalog is opened (shared by `menu`, `calibrate` and `playbook`).
 #[derive(Debug, Clone, clap::Args)]
 pub struct CatalogArgs {
-    /// Public key to trust (default: the catalog's `skillc.pub`).
-    #[arg(long, value_name = "FILE")]
+    /// The signer's public key: the catalog must be signed by it (default: the project's
+    /// `[verify] keys`, else the key `skillc verify` pinned for this folder). `--key` is
+    /// another name of it.
+    #[arg(long = "public-key", alias = "key", value_name = "FILE")]
     pub key: Option<PathBuf>,
-    /// The rollback state `skillc verify` records (read only; default: verify's).
+    /// The state `skillc verify` records (pins and rollback floors; read only, default:
+    /// verify's).
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
     /// Run every check of `skillc verify` first, not only those of what the menu reads.
@@ -133,21 +136,59 @@ pub struct PlaybookArgs {
     pub catalog: CatalogArgs,
 }
 
-fn open(out: &Path, args: &CatalogArgs) -> anyhow::Result<MenuCatalog> {
+/// Opens the catalog in `dir`, trusting it exactly as `skillc verify` would (`cli::pin`:
+/// `--public-key`, `[verify] keys`, the folder's pin, the rollback floors; nothing written). A
+/// refused catalog is said as `verify` says it: `Err(status)`, exit 1.
+fn open(dir: &Path, args: &CatalogArgs, out: &mut Printer) -> anyhow::Result<Result<MenuCatalog, Status>> {
+    let cwd = std::env::current_dir()?;
+    let project = super::project::load(&cwd, out)?;
     let opts = OpenOptions {
-        key: args.key.clone(),
-        state: Some(args.state.clone().unwrap_or_else(crate::catalog::read::default_state)),
+        trust: super::pin::reader_trust(
+            args.key.as_deref(),
+            args.state.as_deref(),
+            &cwd.join(dir),
+            &project,
+            &cwd,
+        )?,
         now: jiff::Timestamp::now().as_second(),
         depth: if args.full_verify { Depth::Full } else { Depth::Menu },
         model: args.model.clone(),
     };
-    Ok(MenuCatalog::open(out, &opts)?)
+    match MenuCatalog::open(dir, &opts) {
+        Ok(c) => Ok(Ok(c)),
+        Err(e) => refused(e, &opts.trust, "nothing is offered or loaded from it", out).map(Err),
+    }
+}
+
+/// A refused catalog, said as `skillc verify` says it (exit 1); anything else is an error
+/// (exit 2).
+fn refused(e: catalog::CatalogError, trust: &Trust, what: &str, out: &mut Printer) -> anyhow::Result<Status> {
+    use crate::catalog::OpenError;
+    let e = match e {
+        catalog::CatalogError::Refused { dir, failures } => OpenError::Refused { out: dir, failures },
+        catalog::CatalogError::Trust(t) => OpenError::Trust(t),
+        other => return Err(other.into()),
+    };
+    super::catalog::refused(&e, trust, what, out)
+}
+
+/// Reports a menu that cannot be given (a blank or oversized turn, an unknown agent, a size
+/// out of range, no threshold) with the code `POST /api/menu` answers: exit status 2.
+fn menu_failed(e: &MenuError, out: &mut Printer) -> Status {
+    out.note(&format!("error[{}]: {e}", e.code()));
+    Status::Error
 }
 
 /// The menu of a turn over an opened catalog (embedding the turn when the catalog has dense
 /// vectors; an unreachable embedder becomes a warning).
-fn selection(cat: &MenuCatalog, turn: &str, agent: Option<&str>, size: Option<usize>) -> anyhow::Result<Selection> {
-    Ok(cat.select(turn, agent, size)?)
+fn selection(
+    cat: &MenuCatalog,
+    turn: &str,
+    agent: Option<&str>,
+    size: Option<usize>,
+    out: &mut Printer,
+) -> Result<Selection, Status> {
+    cat.select(turn, agent, size).map_err(|e| menu_failed(&e, out))
 }
 
 pub(crate) fn run(args: &MenuArgs, out: &mut Printer) -> anyhow::Result<Status> {
@@ -157,9 +198,18 @@ pub(crate) fn run(args: &MenuArgs, out: &mut Printer) -> anyhow::Result<Status> 
     let Some(turn) = args.turn.as_deref() else {
         anyhow::bail!("give the turn with --turn TEXT (or run `skillc menu calibrate BATTERY`)");
     };
+    if let Err(e) = crate::menu::check_turn(turn) {
+        return Ok(menu_failed(&e, out));
+    }
     let dir = args.out.clone().unwrap_or_else(|| PathBuf::from("out"));
-    let cat = open(&dir, &args.catalog)?;
-    let sel = selection(&cat, turn, args.agent.as_deref(), args.size)?;
+    let cat = match open(&dir, &args.catalog, out)? {
+        Ok(c) => c,
+        Err(status) => return Ok(status),
+    };
+    let sel = match selection(&cat, turn, args.agent.as_deref(), args.size, out) {
+        Ok(s) => s,
+        Err(status) => return Ok(status),
+    };
     for w in &sel.warnings {
         out.note(&format!("warning: {w}"));
     }
@@ -224,9 +274,18 @@ fn on_loaded(slug: &str, session: Option<&str>, out: &mut Printer) {
 }
 
 pub(crate) fn playbook(args: &PlaybookArgs, out: &mut Printer) -> anyhow::Result<Status> {
-    let cat = open(&args.out, &args.catalog)?;
+    if let Some(Err(e)) = args.menu_turn.as_deref().map(crate::menu::check_turn) {
+        return Ok(menu_failed(&e, out));
+    }
+    let cat = match open(&args.out, &args.catalog, out)? {
+        Ok(c) => c,
+        Err(status) => return Ok(status),
+    };
     if let Some(turn) = args.menu_turn.as_deref() {
-        let sel = selection(&cat, turn, args.agent.as_deref(), args.size)?;
+        let sel = match selection(&cat, turn, args.agent.as_deref(), args.size, out) {
+            Ok(s) => s,
+            Err(status) => return Ok(status),
+        };
         for w in &sel.warnings {
             out.note(&format!("warning: {w}"));
         }
@@ -249,6 +308,11 @@ pub(crate) fn playbook(args: &PlaybookArgs, out: &mut Printer) -> anyhow::Result
         Err(catalog::CatalogError::Skill(why)) => {
             out.note(&format!("error: {why}"));
             return Ok(Status::Failure);
+        }
+        Err(e @ catalog::CatalogError::Refused { .. }) => {
+            // A hash mismatch of the SKILL.md: the trust was decided, no rollback note.
+            let status = refused(e, &Default::default(), "nothing is loaded from it", out)?;
+            return Ok(status);
         }
         Err(e) => return Err(e.into()),
     };
@@ -284,7 +348,10 @@ fn run_calibrate(args: &CalibrateArgs, out: &mut Printer) -> anyhow::Result<Stat
         (0.0..=1.0).contains(&args.max_false_offers),
         "--max-false-offers is a rate between 0 and 1"
     );
-    let cat = open(&args.out, &args.catalog)?;
+    let cat = match open(&args.out, &args.catalog, out)? {
+        Ok(c) => c,
+        Err(status) => return Ok(status),
+    };
     let menu = &cat.menu;
     let mut scored = Vec::with_capacity(battery.turns.len());
     let mut dense_down = None;
@@ -324,14 +391,22 @@ fn run_calibrate(args: &CalibrateArgs, out: &mut Printer) -> anyhow::Result<Stat
         _ => None,
     };
     if args.format == ReportFormat::Json {
-        let doc = json!({
-            "schema": "skillc.menu-calibration/1", "embedder": embedder, "recipe": recipe, "size": size,
-            "battery": args.battery.display().to_string(), "max_false_offers": args.max_false_offers,
-            "rows": rows, "tau": tau,
-            "at_tau": chosen.as_ref().map(|(a, t, h)| json!({"all": a, "tuning": t, "held_out": h})),
-            "ranking": json!({"all": ranking.0, "tuning": ranking.1, "held_out": ranking.2}),
-            "recorded": recorded.as_ref().map(|p| p.display().to_string()),
-        });
+        use crate::messages::menu::{CalibrationDoc, CalibrationSplit};
+        let split = |(all, tuning, held_out): Three| CalibrationSplit { all, tuning, held_out };
+        let doc = CalibrationDoc {
+            schema: "skillc.menu-calibration/1",
+            embedder,
+            recipe,
+            size,
+            battery: args.battery.display().to_string(),
+            max_false_offers: args.max_false_offers,
+            rows,
+            tau,
+            at_tau: chosen.map(split),
+            ranking: split(ranking),
+            recorded: recorded.as_ref().map(|p| p.display().to_string()),
+        };
+        let doc = serde_json::to_value(doc)?;
         out.write(&format::pretty(doc))?;
     } else {
         print_calibration(out, &embedder, &recipe, &rows, tau, chosen.as_ref(), &ranking, args)?;

@@ -24,6 +24,7 @@ mod plan;
 mod progress;
 mod project;
 mod props;
+mod reference;
 mod sarif;
 mod scan;
 mod serve;
@@ -173,11 +174,17 @@ pub enum Command {
         /// Print the built-in vocabulary even when the project has its own.
         #[arg(long)]
         default: bool,
+        /// Output format: the file as written, or the vocabulary as read (JSON, docs/json.md).
+        #[arg(long, value_enum, default_value_t = ReportFormat::Human)]
+        format: ReportFormat,
     },
     /// Explain a diagnostic code (SK001, TR002, …); without a code, list them all.
     Explain {
         /// The code or rule name.
         code: Option<String>,
+        /// Output format (JSON: docs/json.md).
+        #[arg(long, value_enum, default_value_t = ReportFormat::Human)]
+        format: ReportFormat,
     },
     /// Print a skill's frontmatter properties as JSON, as skillc read them.
     ReadProperties {
@@ -278,56 +285,11 @@ pub fn run(args: Args) -> anyhow::Result<Status> {
         Command::Playbook(p) => menu::playbook(&p, &mut out),
         Command::ReadProperties { path } => props::read_properties(&path, &mut out),
         Command::ToPrompt { paths } => props::to_prompt(&paths, &mut out),
-        Command::Explain { code } => explain(code.as_deref(), &mut out),
+        Command::Explain { code, format } => reference::explain(code.as_deref(), format, &mut out),
         Command::Completions(c) => shell::completions(&c, &mut out),
         Command::Man(m) => shell::man(&m, &mut out),
-        Command::Vocabulary { default } => {
-            let text = if default {
-                crate::vocab::DEFAULT_TEXT.to_owned()
-            } else {
-                let project = project::load(&std::env::current_dir()?, &mut out)?;
-                project::vocabulary_source(&project, None)?.1
-            };
-            out.write(&text)?;
-            out.flush()?;
-            Ok(Status::Success)
-        }
+        Command::Vocabulary { default, format } => reference::vocabulary(default, format, &mut out),
     })
-}
-
-fn explain(code: Option<&str>, out: &mut Printer) -> anyhow::Result<Status> {
-    match code {
-        Some(code) => match crate::rules::find(code) {
-            Some(rule) => {
-                out.line(rule.explanation.trim_end())?;
-                // Whether and how `check --fix` fixes it: one table (crate::fix::FIXES).
-                if let Some(f) = crate::fix::rule_fix(rule.code) {
-                    out.line(&format!("\n## Fix\n\n`skillc check --fix` {}", f.how))?;
-                } else if rule.code.starts_with("SK") {
-                    out.line("\n## Fix\n\nNot fixed by `skillc check --fix`: the fix needs a person's judgement.")?;
-                }
-                out.flush()?;
-                Ok(Status::Success)
-            }
-            None => anyhow::bail!("unknown code `{code}`; run `skillc explain` to list every code"),
-        },
-        None => {
-            // `fix` marks the rules `check --fix` fixes.
-            for r in crate::rules::ALL {
-                let fix = if crate::fix::rule_fix(r.code).is_some() {
-                    "fix"
-                } else {
-                    ""
-                };
-                out.line(&format!(
-                    "{}  {:<28} {:<8} {fix:<3}  {}",
-                    r.code, r.name, r.severity, r.summary
-                ))?;
-            }
-            out.flush()?;
-            Ok(Status::Success)
-        }
-    }
 }
 
 /// Whether an error is a closed output pipe (`skillc check | head`), which is not a failure.

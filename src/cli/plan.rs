@@ -330,7 +330,7 @@ pub(crate) fn run(args: &PlanArgs, out: &mut Printer) -> anyhow::Result<Status> 
         false,
         &[project.root.join(&project.config.out)],
     )?;
-    let (vpath, vtext) = project::vocabulary_source(&project, args.vocabulary.as_deref())?;
+    let (vpath, vtext) = project::vocabulary_source(&project, args.vocabulary.as_deref(), out)?;
     let db = &loaded.db;
     let vocab_input = TextInput::new(db, vpath, vtext.clone());
     let lv = vocab::vocabulary(db, vocab_input);
@@ -338,10 +338,23 @@ pub(crate) fn run(args: &PlanArgs, out: &mut Printer) -> anyhow::Result<Status> 
     if lv.diagnostics.iter().any(|d| d.severity == Severity::Error) {
         anyhow::bail!("the vocabulary has errors (see above)");
     }
-    let (tpath, ttext) = project::translations_source(&project)?;
+    let (tpath, ttext) = project::translations_source(&project, out)?;
     let tr_input = TextInput::new(db, tpath, ttext.clone());
     let review = translate::review::review(db, tr_input);
     project::print_file_diagnostics(out, &review.diagnostics, &ttext);
+    if review.diagnostics.iter().any(|d| d.severity == Severity::Error) {
+        // As for the vocabulary: a reviewer's decisions that cannot be read are not guessed
+        // around, and `--propose` never writes over a file it could not read (data loss).
+        anyhow::bail!(
+            "{} has errors (see above); fix them, or remove the entries in question{}",
+            review.path,
+            if args.propose {
+                " (--propose writes nothing over a file it cannot read)"
+            } else {
+                ""
+            }
+        );
+    }
     let settings = loaded.settings;
     // Per skill: its translation, and its first error when `check` would reject it.
     let results: Vec<Planned> = loaded
@@ -375,7 +388,7 @@ pub(crate) fn run(args: &PlanArgs, out: &mut Printer) -> anyhow::Result<Status> 
             .zip(&results)
             .map(|(n, r)| (n.as_deref(), &r.translation))
             .collect();
-        let (added, total) = write_proposals(&project, review, &per_skill)?;
+        let (added, total) = write_proposals(&project, review, &ttext, &per_skill)?;
         out.note(&format!(
             "proposed {} in {} ({} in all); review each entry, then build",
             super::output::count(added, "name"),
@@ -402,26 +415,28 @@ pub(crate) fn run(args: &PlanArgs, out: &mut Printer) -> anyhow::Result<Status> 
     })
 }
 
-/// Adds a `proposed` entry for every rejected plan that has a proposal and no entry yet, keeps
-/// every existing entry as it is, and writes `translations.toml` atomically (sorted).
-/// Returns (entries added, entries in all).
+/// Adds a `proposed` entry for every rejected plan that has a proposal and no entry yet to
+/// `translations.toml` (whose current text is `text`), keeping everything already in the file
+/// as it is (comments, order, a reviewer's edits), and writes it atomically. Returns (entries
+/// added, entries in all).
 fn write_proposals(
     project: &project::Project,
     review: &translate::review::Review,
+    text: &str,
     skills: &[(Option<&str>, &Translation)],
 ) -> anyhow::Result<(usize, usize)> {
     use translate::review::{Entry, Status as ReviewStatus};
-    let mut entries: Vec<Entry> = review.entries.clone();
-    let mut added = 0;
+    let mut new: Vec<Entry> = Vec::new();
     for (name, t) in skills {
         let Some(skill) = name else { continue };
         for p in &t.plans {
             let Some(pr) = &p.proposal else { continue };
             let sub = p.subcommand.display();
-            if entries.iter().any(|e| e.skill == *skill && e.subcommand == sub) {
+            let known = |e: &Entry| e.skill == *skill && e.subcommand == sub;
+            if review.entries.iter().any(known) || new.iter().any(known) {
                 continue;
             }
-            entries.push(Entry {
+            new.push(Entry {
                 skill: (*skill).to_owned(),
                 subcommand: sub,
                 status: ReviewStatus::Proposed,
@@ -430,17 +445,16 @@ fn write_proposals(
                 note: None,
                 line: 0,
             });
-            added += 1;
         }
     }
-    let objects = review
-        .objects
-        .iter()
-        .map(|(k, (o, _))| (k.clone(), o.clone()))
-        .collect();
-    let text = translate::review::render(&objects, &entries);
+    let total = review.entries.len() + new.len();
+    if new.is_empty() {
+        return Ok((0, total));
+    }
     let path = project::translations_path(project);
+    let text = translate::review::add_entries(text, &new)
+        .map_err(|e| anyhow::anyhow!("{} cannot be edited ({e}); it is left as it is", path.display()))?;
     crate::emit::write::write_atomic(&path, text.as_bytes(), None)
         .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
-    Ok((added, entries.len()))
+    Ok((new.len(), total))
 }

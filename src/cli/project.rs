@@ -76,7 +76,7 @@ pub(crate) fn load(cwd: &Path, out: &mut Printer) -> anyhow::Result<Project> {
     let root = &find_root(cwd);
     let path = root.join(config::FILE_NAME);
     let (config, curator, menu) = if path.is_file() {
-        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let text = read_input(&path, config::FILE_NAME, &crate::rules::CF001, out)?.unwrap_or_default();
         let (config, mut diags) = config::parse(config::FILE_NAME, &text);
         let (curator, more) = crate::curate::config::parse(config::FILE_NAME, &text);
         diags.extend(more);
@@ -96,6 +96,33 @@ pub(crate) fn load(cwd: &Path, out: &mut Printer) -> anyhow::Result<Project> {
         curator,
         menu,
     })
+}
+
+/// Reads a text input of the project (`pipeline.toml`, the vocabulary, `translations.toml`),
+/// shown as `shown`; `None` when it does not exist. A file that is not UTF-8 prints `rule`'s
+/// diagnostic at the first invalid byte and fails the command (exit status 2, as for any
+/// invalid input of the project).
+pub(crate) fn read_input(
+    path: &Path,
+    shown: &str,
+    rule: &'static crate::diag::Rule,
+    out: &mut Printer,
+) -> anyhow::Result<Option<String>> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let what = Path::new(shown)
+        .file_name()
+        .map_or(shown.into(), |n| n.to_string_lossy());
+    match diag::decode_utf8(&bytes, shown, &what, rule) {
+        Ok(_) => Ok(String::from_utf8(bytes).ok()),
+        Err(d) => {
+            print_file_diagnostics(out, std::slice::from_ref(&*d), diag::valid_utf8_prefix(&bytes));
+            anyhow::bail!("{shown} is invalid (see above)")
+        }
+    }
 }
 
 /// Turns a `skillc.lock` error into the command's error: an invalid lock prints its
@@ -126,19 +153,19 @@ pub(crate) fn translations_path(project: &Project) -> PathBuf {
 
 /// The reviewed translations text and the path shown in its diagnostics (`translations.toml`,
 /// relative to the project root); empty when the project has none.
-pub(crate) fn translations_source(project: &Project) -> anyhow::Result<(String, String)> {
+pub(crate) fn translations_source(project: &Project, out: &mut Printer) -> anyhow::Result<(String, String)> {
     let p = translations_path(project);
-    let text = match std::fs::read_to_string(&p) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", p.display())),
-    };
+    let text = read_input(&p, TRANSLATIONS, &crate::rules::TR010, out)?.unwrap_or_default();
     Ok((TRANSLATIONS.to_owned(), text))
 }
 
 /// The vocabulary text and the path shown in its diagnostics: `--vocabulary`, else the
 /// configured file when present, else the built-in vocabulary.
-pub(crate) fn vocabulary_source(project: &Project, flag: Option<&Path>) -> anyhow::Result<(String, String)> {
+pub(crate) fn vocabulary_source(
+    project: &Project,
+    flag: Option<&Path>,
+    out: &mut Printer,
+) -> anyhow::Result<(String, String)> {
     let chosen = match flag {
         Some(p) => Some(p.to_path_buf()),
         None => project
@@ -150,8 +177,10 @@ pub(crate) fn vocabulary_source(project: &Project, flag: Option<&Path>) -> anyho
     };
     match chosen {
         Some(p) => {
-            let text = std::fs::read_to_string(&p).with_context(|| format!("reading vocabulary {}", p.display()))?;
-            Ok((p.to_string_lossy().into_owned(), text))
+            let shown = p.to_string_lossy().into_owned();
+            let text = read_input(&p, &shown, &crate::rules::VO001, out)?
+                .with_context(|| format!("reading vocabulary {shown}: no such file"))?;
+            Ok((shown, text))
         }
         None => Ok((vocab::DEFAULT_PATH.to_owned(), vocab::DEFAULT_TEXT.to_owned())),
     }

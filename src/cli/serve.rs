@@ -13,7 +13,7 @@ use super::build::ProjectArgs;
 use super::progress::MessageFormat;
 use super::watch::WatchArgs;
 use super::{Printer, Status, project};
-use crate::catalog::{OpenError, OpenOptions};
+use crate::catalog::OpenOptions;
 use crate::serve::{self, Config, Limits, State, auth};
 
 /// Arguments of `skillc serve`.
@@ -22,7 +22,8 @@ use crate::serve::{self, Config, Limits, State, auth};
     after_help = "Read routes need no token. Owner routes (import, install, delete) need \
 `Authorization: Bearer <token>`, the token in .skillc/serve.token (created, mode 0600, on first start), \
 and refuse requests from another origin.\n\
-Exit status: 0 stopped by Ctrl-C or SIGTERM, 1 the catalog does not verify, 2 the server could not start."
+The catalog is trusted as `skillc verify` trusts it (--public-key, `[verify] keys`, the folder's pin, rollback floors; read only).\n\
+Exit status: 0 stopped by Ctrl-C or SIGTERM, 1 the catalog does not verify or its signer is not trusted, 2 the server could not start."
 )]
 pub struct ServeArgs {
     /// The catalog folder (default: `[pipeline] out`, i.e. `out`).
@@ -34,9 +35,15 @@ pub struct ServeArgs {
     /// Rebuild on every change of the skills (as `skillc watch`) and swap the served catalog.
     #[arg(long)]
     pub watch: bool,
-    /// Public key to trust (default: the catalog's own `skillc.pub`).
-    #[arg(long, value_name = "FILE")]
+    /// The signer's public key: the catalog must be signed by it (default: the project's
+    /// `[verify] keys`, else the key `skillc verify` pinned for this folder). (`--key` is the
+    /// secret key `--watch` builds sign with.)
+    #[arg(long = "public-key", value_name = "FILE")]
     pub public_key: Option<PathBuf>,
+    /// The state `skillc verify` records (pins and rollback floors; read only, default:
+    /// verify's).
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
     /// With `--watch`: milliseconds without events before a burst of changes is built.
     #[arg(long, value_name = "MS", default_value_t = 30)]
     pub debounce: u64,
@@ -57,20 +64,6 @@ pub(crate) fn serve_project(p: &project::Project) -> anyhow::Result<serve::proje
     })
 }
 
-/// Prints why a catalog was refused and gives the exit status.
-fn refused(e: &OpenError, out: &mut Printer) -> anyhow::Result<Status> {
-    if let OpenError::Refused { failures, .. } = e {
-        for f in failures {
-            out.note(&format!("error: {f}"));
-        }
-    }
-    out.note(&format!("error: {e}; nothing is served"));
-    Ok(match e {
-        OpenError::Refused { .. } => Status::Failure,
-        _ => Status::Error,
-    })
-}
-
 struct Server {
     state: Arc<State>,
     stop: tokio::sync::watch::Sender<bool>,
@@ -78,9 +71,10 @@ struct Server {
 }
 
 fn start(config: Config, addr: SocketAddr, out: &mut Printer) -> anyhow::Result<Result<Server, Status>> {
+    let trust = config.open.trust.clone();
     let state = match State::open(config) {
         Ok(s) => s,
-        Err(e) => return Ok(Err(refused(&e, out)?)),
+        Err(e) => return Ok(Err(super::catalog::refused(&e, &trust, "nothing is served", out)?)),
     };
     let listener = std::net::TcpListener::bind(addr).with_context(|| format!("listening on {addr}"))?;
     listener.set_nonblocking(true)?;
@@ -101,13 +95,39 @@ fn start(config: Config, addr: SocketAddr, out: &mut Printer) -> anyhow::Result<
             .await
         })
     });
-    let v = state.snapshot().catalog.verified().clone();
+    let snapshot = state.snapshot();
+    let v = snapshot.catalog.verified();
     out.line(&format!(
-        "serving http://{bound} — catalog version {}, {} skills, {} executors, verified (key {})",
-        v.catalog_version, v.skills, v.executors, v.key_id
+        "serving http://{bound} — catalog version {}, {}, {}, verified (key {})",
+        v.catalog_version,
+        counts(&snapshot.catalog),
+        super::output::count(v.executors, "executor"),
+        v.key_id
     ))?;
     out.flush()?;
     Ok(Ok(Server { state, stop, thread }))
+}
+
+/// The skills as `GET /api/skills` counts them (every skill it lists), and how many of
+/// those the menu offers; disabled and rejected ones named when there are any.
+fn counts(catalog: &crate::catalog::Catalog) -> String {
+    use crate::catalog::Status as S;
+    let of = |st: S| catalog.skills().iter().filter(|s| s.status == st).count();
+    let listed = catalog.skills().len();
+    let mut parts = vec![format!("{} offered", listed - of(S::Disabled) - of(S::Rejected))];
+    for (n, what) in [
+        (of(S::Disabled), "disabled"),
+        (of(S::Rejected), "rejected by the build"),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
+        }
+    }
+    format!(
+        "{} listed ({})",
+        super::output::count(listed, "skill"),
+        parts.join(", ")
+    )
 }
 
 fn stop(server: Server, out: &mut Printer) -> anyhow::Result<Status> {
@@ -128,6 +148,12 @@ pub(crate) fn run(args: &ServeArgs, out: &mut Printer) -> anyhow::Result<Status>
         (Some(c), _) | (None, Some(c)) => cwd.join(c),
         (None, None) => project.root.join(&project.config.out),
     };
+    // `--key` elsewhere names the key to trust; here it is the signing key of `--watch`
+    // builds, and without `--watch` it would silently change nothing.
+    anyhow::ensure!(
+        args.watch || args.project.key.is_none(),
+        "serve's --key is the secret key `--watch` builds sign with; name the key to trust with --public-key FILE"
+    );
     let state_dir = project.root.join(".skillc");
     super::keys::ignore_state_dir(&state_dir)?;
     let (token, created) = auth::load_or_create(&state_dir)?;
@@ -140,9 +166,15 @@ pub(crate) fn run(args: &ServeArgs, out: &mut Printer) -> anyhow::Result<Status>
     let config = Config {
         out: catalog_dir.clone(),
         open: OpenOptions {
-            key: args.public_key.as_ref().map(|k| cwd.join(k)),
+            trust: super::pin::reader_trust(
+                args.public_key.as_deref(),
+                args.state.as_deref(),
+                &catalog_dir,
+                &project,
+                &cwd,
+            )?,
             now: 0,
-            accepted: None,
+            at_least: None,
             model: None,
         },
         token,

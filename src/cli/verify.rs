@@ -9,16 +9,15 @@ use crate::messages;
 use super::project::Project;
 use super::{Printer, ReportFormat, Status, pin};
 use crate::emit;
-use crate::sign::PublicKey;
 use crate::trust;
-use crate::verify::{self, Entry, Options};
+use crate::verify::{self, Options};
 
 /// Arguments of `skillc verify`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Whose key: --key FILE, else the project's `[verify] keys`, else the key recorded for the \
+    after_help = "Whose key: --public-key FILE, else the project's `[verify] keys`, else the key recorded for the \
 catalog's folder the first time it was verified (said loudly; another key there is refused, naming both). \
---production accepts only --key or `[verify] keys`. README, \"Security model\"."
+--production accepts only --public-key or `[verify] keys`. README, \"Security model\"."
 )]
 pub struct VerifyArgs {
     /// The catalog folder (default: the project's `[pipeline] out`, i.e. `out` at the root of
@@ -27,18 +26,19 @@ pub struct VerifyArgs {
     /// The signer's public key, as given to you out of band: the catalog must be signed by it
     /// (default: the project's `[verify] keys`, else the key pinned for this folder on first
     /// use). A `skillc.pub` inside the folder only proves the folder is self-consistent.
-    #[arg(long, value_name = "FILE")]
+    /// `--key` is another name of it.
+    #[arg(long = "public-key", alias = "key", value_name = "FILE")]
     pub key: Option<PathBuf>,
     /// Move this folder's first-use pin to the key with this id (a key rotation, checked out
     /// of band): the catalog must verify with that key; the rollback floor carries over.
-    #[arg(long, value_name = "KEY_ID")]
+    #[arg(long, value_name = "KEY_ID", value_parser = key_id)]
     pub accept_key: Option<String>,
     /// File remembering the key pinned for each catalog folder and the newest
     /// `catalog_version` accepted per folder and per key, for rollback protection (default:
     /// `$XDG_STATE_HOME/skillc/verify-state.json`, else `~/.local/state/skillc/verify-state.json`).
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
-    /// A release check: only a key given with --key or configured in `[verify] keys` (never a
+    /// A release check: only a key given with --public-key or configured in `[verify] keys` (never a
     /// first-use pin, the folder's own key or a development key), and no skipped or not-run
     /// admission level.
     #[arg(long)]
@@ -46,6 +46,11 @@ pub struct VerifyArgs {
     /// Output format.
     #[arg(long, visible_alias = "message-format", value_enum, default_value_t = ReportFormat::Human)]
     pub format: ReportFormat,
+}
+
+/// `--accept-key`'s value: 16 hexadecimal digits.
+fn key_id(text: &str) -> Result<String, String> {
+    trust::parse_key_id(text)
 }
 
 /// The catalog folder: the one given (relative to the current folder), else the `[pipeline]
@@ -65,19 +70,11 @@ fn out_dir(given: Option<&Path>, project: &Project, cwd: &Path) -> PathBuf {
         .unwrap_or(configured)
 }
 
-/// The folder as shown: relative to the current folder when inside it.
-fn shown(out: &Path, cwd: &Path) -> String {
-    match out.strip_prefix(cwd) {
-        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
-        _ => out.display().to_string(),
-    }
-}
-
 pub(crate) fn run(args: &VerifyArgs, out: &mut Printer) -> anyhow::Result<Status> {
     let cwd = std::env::current_dir()?;
     let project = super::project::load(&cwd, out)?;
     let dir = out_dir(args.out.as_deref(), &project, &cwd);
-    let shown = shown(&dir, &cwd);
+    let shown = pin::shown(&dir, &cwd);
     anyhow::ensure!(
         dir.is_dir(),
         "{shown}: no such folder (build a catalog with `skillc build`, or name its folder)"
@@ -101,32 +98,19 @@ pub(crate) fn run(args: &VerifyArgs, out: &mut Printer) -> anyhow::Result<Status
     let _lock = pin::lock_state(&state_path)?;
     let mut state = pin::read_state(&state_path)?;
     let location = pin::location(&dir);
-    // Who the folder says signed it; whether to believe it is the anchor's call.
-    let signer = match files.get(emit::PUBLIC_KEY) {
-        Some(Entry::Bytes(b)) => PublicKey::from_file(&String::from_utf8_lossy(b)).ok(),
-        _ => None,
-    };
+    // Who the folder says signed it; whether to believe it is the anchor's call — the same
+    // decision every reader of a catalog makes (`catalog::read::Trust`), here with the
+    // consumer's `--accept-key` and `--production`, and recorded.
+    let signer = crate::catalog::read::tree_signer(&files);
     let ask = trust::Ask {
         accept: args.accept_key.as_deref(),
         production: args.production,
     };
-    let decided = match (&signer, &anchor) {
-        (Some(signer), _) => state.decide((&location, &shown), signer, &anchor, &ask).map(Some),
-        // No readable skillc.pub: verify against the key given, which names what is missing.
-        (None, trust::Anchor::Given(c)) if !args.production || !(c.in_folder || c.development) => {
-            Ok(Some(trust::Trusted {
-                key: c.key.clone(),
-                how: trust::How::Given,
-                replaces: None,
-                floor: state.keys.get(&c.key.key_id_hex()).copied(),
-            }))
-        }
-        (None, _) => Ok(None),
-    };
+    let decided = state.decide_folder((&location, &shown), signer.as_ref(), &anchor, &ask);
     let trusted = match decided {
         Err(refusal) => return refused(args, out, &refusal),
         Ok(None) => anyhow::bail!(
-            "{shown} has no readable {}: name the signer's public key with --key",
+            "{shown} has no readable {}: name the signer's public key with --public-key",
             emit::PUBLIC_KEY
         ),
         Ok(Some(t)) => t,
@@ -230,10 +214,7 @@ fn report(
                 .iter()
                 .any(|f| matches!(f, verify::Failure::Rollback { .. }))
             {
-                out.line(&format!(
-                    "note: {} remembers the newest catalog accepted for each folder and key; pass another --state (or remove the entry) to accept an older catalog on purpose",
-                    state_path.display()
-                ))?;
+                out.line(&rollback_note(state_path))?;
             }
             if ok {
                 out.line(&format!(
@@ -256,10 +237,18 @@ fn report(
     Ok(())
 }
 
+/// What to do about a rollback refusal (`verify` and every reader of a catalog say it).
+pub(crate) fn rollback_note(state: &Path) -> String {
+    format!(
+        "note: {} remembers the newest catalog accepted for each folder and key; pass another --state (or remove the entry) to accept an older catalog on purpose",
+        state.display()
+    )
+}
+
 /// How the key was trusted, in words.
 fn trusted_how(how: trust::How) -> &'static str {
     match how {
-        trust::How::Given => "given with --key",
+        trust::How::Given => "given with --public-key",
         trust::How::Configured => "configured in [verify] keys",
         trust::How::Pinned => "pinned for this folder",
         trust::How::FirstUse => "trusted on first use",

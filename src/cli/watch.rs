@@ -240,7 +240,17 @@ fn rebuild(
     if c.vocabulary
         && let Some(v) = &running.prepared.vocab_file
     {
-        match std::fs::read_to_string(v) {
+        let shown = v.display().to_string();
+        let read = std::fs::read(v).map_err(|e| format!("{shown}: {e}")).and_then(|b| {
+            // The same diagnostic as a build's (`project::read_input`): file:line:col of the byte.
+            let what = v
+                .file_name()
+                .map_or(shown.clone(), |n| n.to_string_lossy().into_owned());
+            crate::diag::decode_utf8(&b, &shown, &what, &crate::rules::VO001)
+                .map(str::to_owned)
+                .map_err(|d| crate::diag::render_short(&d))
+        });
+        match read {
             Ok(text) => {
                 if session.set_vocabulary(text.clone()) {
                     what.push(session.options().vocab_path.clone());
@@ -248,7 +258,7 @@ fn rebuild(
                 running.prepared.vocab_text = text;
             }
             Err(e) => {
-                problem(args, reporter, out, &format!("{}: {e}", v.display()));
+                problem(args, reporter, out, &e);
                 return Ok(());
             }
         }
@@ -294,6 +304,9 @@ fn report(
     since: Option<Instant>,
 ) -> anyhow::Result<()> {
     let latency = since.map(|s| s.elapsed());
+    if let Some(expires) = &o.expired {
+        out.note(&super::build::expired_warning(expires));
+    }
     if args.message_format == MessageFormat::Json {
         // Why each changed skill is rejected, as `build` says it (the human lines below), and
         // where: the `file:line:column` of the diagnostic that rejected it.

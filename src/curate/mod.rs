@@ -393,6 +393,22 @@ impl<'a> Session<'a> {
     }
 }
 
+/// The names of the skills of every skills root (as the curator matches events to skills:
+/// the frontmatter `name`, else the folder's), sorted, each once. `skillc events record`
+/// refuses an event about a skill that is not among them.
+///
+/// # Errors
+/// [`CurateError::Io`] when a skills root cannot be read.
+pub fn skill_names(project: &Project) -> Result<Vec<String>, CurateError> {
+    let mut names: Vec<String> = discover(project, &roots(project))?
+        .into_iter()
+        .map(|f| f.view.name)
+        .collect();
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
 /// Records `skill.loaded` for a playbook read, when `[curator] record_loads` is on; returns
 /// whether it was recorded. For `skillc playbook` and serve's playbook route.
 ///

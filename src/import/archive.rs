@@ -72,10 +72,26 @@ pub enum Refusal {
         /// Distinct names.
         distinct: u64,
     },
+    /// An entry is both a file and the folder of another entry (`a` and `a/b`): one of the
+    /// two could not be written.
+    #[error("entry `{0}` is a file and also the folder of another entry")]
+    Conflict(String),
+    /// An entry name too long to write on common file systems: a segment over
+    /// [`MAX_SEGMENT_BYTES`] or a path over [`MAX_PATH_BYTES`].
+    #[error("entry `{0}` has a name too long to write ({1})")]
+    NameTooLong(String, String),
     /// No SKILL.md at the root or in a single top folder.
     #[error("no SKILL.md at the archive root or in a single top folder")]
     NoSkill,
 }
+
+/// The longest segment (file or folder name) of an entry, in bytes: `NAME_MAX` of Linux,
+/// macOS and Windows file systems.
+pub const MAX_SEGMENT_BYTES: usize = 255;
+
+/// The longest entry path, in bytes: well under `PATH_MAX` (4096) once the skills root and
+/// the staging folder are put in front of it.
+pub const MAX_PATH_BYTES: usize = 1024;
 
 /// The number of entries the end-of-central-directory record declares (APPNOTE 4.3.16 and,
 /// for ZIP64, 4.3.14), or `None` when the record cannot be found.
@@ -129,10 +145,39 @@ pub fn entry_path(name: &str) -> Result<String, Refusal> {
         match seg {
             "" | "." => {}
             ".." => return Err(Refusal::ZipSlip(name.to_owned())),
+            s if s.len() > MAX_SEGMENT_BYTES => {
+                let why = format!("a name of {} bytes; the limit is {MAX_SEGMENT_BYTES}", s.len());
+                return Err(Refusal::NameTooLong(shorten(name), why));
+            }
             s => parts.push(s),
         }
     }
-    Ok(parts.join("/"))
+    let path = parts.join("/");
+    if path.len() > MAX_PATH_BYTES {
+        let why = format!("a path of {} bytes; the limit is {MAX_PATH_BYTES}", path.len());
+        return Err(Refusal::NameTooLong(shorten(name), why));
+    }
+    Ok(path)
+}
+
+/// A long entry name as shown in a message: its first 60 characters and its length.
+fn shorten(name: &str) -> String {
+    match name.char_indices().nth(60) {
+        Some((at, _)) => format!("{}…", &name[..at]),
+        None => name.to_owned(),
+    }
+}
+
+/// The first entry that is a file and also a folder of another entry (`a` and `a/b`).
+fn conflict(files: &[(String, Vec<u8>)]) -> Option<String> {
+    let paths: BTreeSet<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+    files.iter().find_map(|(p, _)| {
+        p.char_indices()
+            .filter(|(_, c)| *c == '/')
+            .map(|(i, _)| &p[..i])
+            .find(|folder| paths.contains(folder))
+            .map(str::to_owned)
+    })
 }
 
 /// A skill read out of an archive.
@@ -214,6 +259,9 @@ pub fn read_skill(bytes: &[u8], limits: ArchiveLimits) -> Result<Extracted, Refu
         }
         files.push((path, data));
     }
+    if let Some(both) = conflict(&files) {
+        return Err(Refusal::Conflict(both));
+    }
     skill_root(files, executable)
 }
 
@@ -284,6 +332,19 @@ mod tests {
         assert_eq!(entry_path("/etc/passwd"), Err(Refusal::Absolute("/etc/passwd".into())));
         assert_eq!(entry_path("C:/x"), Err(Refusal::Absolute("C:/x".into())));
         assert!(matches!(entry_path("a\\..\\x"), Err(Refusal::BadName(_))));
+    }
+
+    #[test]
+    fn conflicting_and_overlong_entries_are_refused() {
+        let both = zip_of(&[("s/SKILL.md", b"s"), ("s/notes", b"n"), ("s/notes/a.md", b"a")]);
+        assert_eq!(read_skill(&both, LIMITS), Err(Refusal::Conflict("s/notes".into())));
+        let long = format!("s/{}.md", "n".repeat(MAX_SEGMENT_BYTES));
+        let z = zip_of(&[("s/SKILL.md", b"s"), (&long, b"x")]);
+        assert!(matches!(read_skill(&z, LIMITS), Err(Refusal::NameTooLong(n, _)) if n.ends_with('…')));
+        let deep = format!("s/{}x.md", "abcdefgh/".repeat(MAX_PATH_BYTES / 9 + 1));
+        assert!(matches!(entry_path(&deep), Err(Refusal::NameTooLong(..))));
+        let fits = format!("s/{}.md", "n".repeat(MAX_SEGMENT_BYTES - 3));
+        assert!(entry_path(&fits).is_ok());
     }
 
     #[test]

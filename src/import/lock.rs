@@ -69,7 +69,8 @@ pub enum LockError {
         path: String,
         /// What is wrong, where (`IM011`, file:line:column).
         diagnostic: Box<Diagnostic>,
-        /// The file's text, for the diagnostic's snippet.
+        /// The file's text, for the diagnostic's snippet (up to the first invalid byte when
+        /// it is not UTF-8).
         text: String,
     },
     /// Reading or writing failed.
@@ -168,12 +169,17 @@ pub fn content_sha256<'a>(files: impl IntoIterator<Item = (&'a str, &'a [u8])>) 
 /// [`LockError`] when the file exists and cannot be read or parsed.
 pub fn read(root: &Path) -> Result<Lock, LockError> {
     let path = root.join(FILE_NAME);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => parse(FILE_NAME, &text).map_err(|diagnostic| LockError::Invalid {
-            path: path.display().to_string(),
-            diagnostic,
-            text,
-        }),
+    match std::fs::read(&path) {
+        Ok(bytes) => {
+            let invalid = |diagnostic, text: &str| LockError::Invalid {
+                path: path.display().to_string(),
+                diagnostic,
+                text: text.to_owned(),
+            };
+            let text = crate::diag::decode_utf8(&bytes, FILE_NAME, FILE_NAME, &rules::IM011)
+                .map_err(|d| invalid(d, crate::diag::valid_utf8_prefix(&bytes)))?;
+            parse(FILE_NAME, text).map_err(|d| invalid(d, text))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Lock::default()),
         Err(e) => Err(LockError::Io {
             path: path.display().to_string(),

@@ -55,6 +55,11 @@ pub struct Options {
     /// The project root: where `skillc.lock` lives and what local sources are recorded
     /// relative to.
     pub root: PathBuf,
+    /// The project's skills roots (`[pipeline] skills`, absolute; the first is where an
+    /// import goes by default): a skill of the same name in any of them, or recorded in
+    /// `skillc.lock` at another folder, is never relabelled by an import elsewhere
+    /// (RUNTIME.md §2: a collision is skipped, `IM006`).
+    pub skills_roots: Vec<PathBuf>,
     /// Size and count limits (`pipeline.toml` `[limits]`).
     pub limits: Limits,
     /// Security findings at or above this severity refuse a skill (`pipeline.toml`

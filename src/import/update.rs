@@ -26,6 +26,9 @@ pub enum UpdateStatus {
     /// The source cannot be fetched, or its new content does not pass the import's checks
     /// (the skill is left as it was).
     Failed,
+    /// Archived (removed with `skillc remove` or by the curator): `--all` leaves it in the
+    /// archive; only an update naming it brings it back from its source.
+    Archived,
 }
 
 /// Files that differ between the skill folder and the source.
@@ -58,6 +61,9 @@ pub struct Updated {
     pub resolved: Option<String>,
     /// Content hash of the source now.
     pub sha256: Option<String>,
+    /// The skill was archived there (its folder gone from the skills root) when the update
+    /// ran: skipped by `--all`, brought back from its source when named.
+    pub archived: Option<String>,
     /// Why it was refused or failed.
     pub code: Option<&'static str>,
     /// One sentence.
@@ -86,8 +92,9 @@ fn hash(files: &FileMap) -> String {
     lock::content_sha256(files.iter().map(|(p, b)| (p.as_str(), b.as_slice())))
 }
 
-/// Updates the locked skills `names` (every locked skill when empty). `archive(skills_root,
-/// folder, name)` moves a folder away before it is replaced.
+/// Updates the locked skills `names` (every locked skill when empty, except the `archived`
+/// ones: skill name → where it was archived, for skills whose folder is gone). `archive(
+/// skills_root, folder, name)` moves a folder away before it is replaced.
 ///
 /// # Errors
 /// [`ImportError`] when `skillc.lock` cannot be read or written.
@@ -95,6 +102,7 @@ pub fn update(
     names: &[String],
     options: &Options,
     force: bool,
+    archived: &BTreeMap<String, String>,
     archive: &mut Archive<'_>,
 ) -> Result<Vec<Updated>, ImportError> {
     let mut locked = lock::read(&options.root)?;
@@ -116,6 +124,7 @@ pub fn update(
                 archived_to: None,
                 resolved: None,
                 sha256: None,
+                archived: None,
                 code: Some(rules::IM001.code),
                 reason: Some(format!(
                     "`{name}` is not in skillc.lock: only imported skills can be updated"
@@ -123,7 +132,30 @@ pub fn update(
             });
             continue;
         };
-        let (outcome, new_entry) = update_one(&entry, options, force, archive);
+        let was_archived = archived.get(&name).cloned();
+        if names.is_empty()
+            && let Some(at) = was_archived
+        {
+            // `--all` never resurrects what was removed on purpose.
+            outcomes.push(Updated {
+                name: name.clone(),
+                source: entry.source.clone(),
+                status: UpdateStatus::Archived,
+                changes: Changes::default(),
+                edited: false,
+                archived_to: None,
+                resolved: None,
+                sha256: None,
+                reason: Some(format!(
+                    "archived ({at}): not updated by --all; `skillc update {name}` fetches it again, `skillc curate restore {name}` brings the archived copy back"
+                )),
+                archived: Some(at),
+                code: None,
+            });
+            continue;
+        }
+        let (mut outcome, new_entry) = update_one(&entry, options, force, archive);
+        outcome.archived = was_archived;
         if let Some(e) = new_entry {
             locked.entries.insert(e.name.clone(), e);
             dirty = true;
@@ -156,6 +188,7 @@ fn update_one(
         archived_to: None,
         resolved: None,
         sha256: None,
+        archived: None,
         code: None,
         reason: None,
     };

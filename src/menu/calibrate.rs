@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::select::{Candidate, Menu};
 
@@ -87,26 +87,8 @@ pub fn held_out(t: &Turn) -> bool {
     super::lexical::hash("turn", &t.id).is_multiple_of(3)
 }
 
-/// The figures of one τ.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Figures {
-    /// τ.
-    pub tau: f64,
-    /// recall@1.
-    pub recall_at_1: f64,
-    /// recall@3.
-    pub recall_at_3: f64,
-    /// recall@size.
-    pub recall_at_size: f64,
-    /// Precision of what is offered.
-    pub precision: f64,
-    /// Share of `none` turns offered something.
-    pub false_offers: f64,
-    /// recall@3 per kind (`none` excluded).
-    pub recall_at_3_by_kind: BTreeMap<String, f64>,
-    /// Labelled turns, `none` turns.
-    pub turns: (usize, usize),
-}
+/// The figures of one τ (the typed contract of `skillc menu calibrate --format json`).
+pub use crate::messages::menu::CalibrationFigures as Figures;
 
 /// A turn with its candidates (computed once per calibration).
 pub struct Scored<'a> {

@@ -7,12 +7,76 @@
 //! and writes the vectors beside the index (`out/menu.vec`, [`render_vectors`]); a turn is
 //! embedded when it is asked. Scores are fused by a fixed weight ([`DENSE_WEIGHT`]):
 //! `s = (1 − β) · s_lexical + β · s_dense`, under the embedder id
-//! `lexical/2+<dense id>`, which is what thresholds are recorded for.
+//! `lexical/2+<dense id>+fuse/2` ([`fused_id`]), which is what thresholds are recorded for.
 
+use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::OnceLock;
 
-/// The fusion weight β of the dense score (part of the fused embedder's recipe).
-pub const DENSE_WEIGHT: f32 = 0.5;
+/// The fusion weight β of the dense score (part of the fused embedder's recipe, [`FUSION`]).
+/// Chosen on the tuning part of the menu battery with all-MiniLM-L6-v2 (`benches/menu_fusion.rs`,
+/// BENCHMARKS.md "Menu with the local model"): 0.6 gave the most recall@3 at τ (0.5 the most
+/// of the ranking, 1 to 3 turns apart); weighted sums beat taking the turn's mean cosine off.
+pub const DENSE_WEIGHT: f32 = 0.6;
+
+/// The fusion recipe's id and version, part of the fused embedder's id: the weight
+/// [`DENSE_WEIGHT`], the weighted sum of the two cosines, and what the dense embedder reads of
+/// a turn ([`turn_text`]). `fuse/1` (no id suffix) embedded the turn as typed.
+pub const FUSION: &str = "fuse/2";
+
+/// Italian words that mark a turn as Italian though the glossary has no entry for them.
+const ITALIAN_MARKERS: &[&str] = &[
+    "il", "lo", "la", "gli", "le", "un", "una", "di", "del", "della", "dei", "delle", "che", "per", "con", "non", "mi",
+    "ci", "questo", "questa", "questi", "quello", "quella", "sono", "come", "cosa", "perché", "anche", "mio", "mia",
+    "miei", "nel", "nella", "sul", "sulla", "ho", "hai", "è", "vorrei", "puoi",
+];
+
+/// The glossary's Italian words by stem, with their English meaning.
+fn italian() -> &'static BTreeMap<String, String> {
+    static MAP: OnceLock<BTreeMap<String, String>> = OnceLock::new();
+    MAP.get_or_init(|| {
+        let mut out = BTreeMap::new();
+        // The glossary is part of the binary (its parse is tested in `lexical`).
+        let table: toml::Table = toml::from_str(super::lexical::GLOSSARY).unwrap_or_default();
+        if let Some(it) = table.get("italian").and_then(toml::Value::as_table) {
+            for (word, en) in it {
+                if let Some(en) = en.as_str() {
+                    out.entry(super::lexical::stem(word)).or_insert_with(|| en.to_owned());
+                }
+            }
+        }
+        out
+    })
+}
+
+/// What a dense embedder reads of a turn (recipe [`TURN_RECIPE`]): the turn as typed, and —
+/// when it reads as Italian (a word of [`ITALIAN_MARKERS`] or two of the glossary) — the
+/// English meaning of its glossary words after it, in parentheses. Small sentence models
+/// (all-MiniLM-L6-v2) were trained on English: an Italian turn alone lands near unrelated
+/// skills, the built-in glossary's English words bring it to the catalog's language.
+pub fn turn_text(turn: &str) -> String {
+    let tokens = super::lexical::tokens(turn);
+    let lower = turn.to_lowercase();
+    let marked = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| ITALIAN_MARKERS.contains(&w));
+    let mut english: Vec<&str> = Vec::new();
+    let mut glossed = 0;
+    for t in &tokens {
+        if let Some(en) = italian().get(&t.stem) {
+            glossed += 1;
+            for w in en.split_whitespace() {
+                if w != t.word && !english.contains(&w) && !tokens.iter().any(|t| t.word == w) {
+                    english.push(w);
+                }
+            }
+        }
+    }
+    if english.is_empty() || !(marked || glossed >= 2) {
+        return turn.to_owned();
+    }
+    format!("{turn} ({})", english.join(" "))
+}
 
 /// First bytes of the vectors file.
 pub const VECTORS_MAGIC: &[u8; 12] = b"skillc-vecs\n";
@@ -31,9 +95,11 @@ pub struct DenseHeader {
     pub sha256: String,
 }
 
-/// The id of the fusion of the built-in embedder with a dense one.
+/// The id of the fusion of the built-in embedder with a dense one:
+/// `lexical/2+<dense id>+fuse/2` (a threshold is recorded for it, so any change of the fusion
+/// changes it).
 pub fn fused_id(dense: &str) -> String {
-    format!("{}+{dense}", super::lexical::EMBEDDER)
+    format!("{}+{dense}+{FUSION}", super::lexical::EMBEDDER)
 }
 
 /// Renders `out/menu.vec`: `magic, u32 format (1), u32 dims, u32 n`, then per skill of the
@@ -122,6 +188,19 @@ impl Vectors {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn italian_turns_get_their_english_words() {
+        // Words of one stem share the first entry's meaning (`documenti` before `documento`).
+        assert_eq!(
+            turn_text("riassumi questo documento"),
+            "riassumi questo documento (summarize summary documents)"
+        );
+        // English turns, and an Italian-looking word alone, are left as typed.
+        assert_eq!(turn_text("summarize this document"), "summarize this document");
+        assert_eq!(turn_text("play the piano"), "play the piano");
+        assert_eq!(turn_text(""), "");
+    }
 
     #[test]
     fn vectors_round_trip_with_small_error() {

@@ -9,6 +9,7 @@
 //! - [`index`]: the per-skill [`index::Entry`] the build memoizes and the `out/menu.idx` file;
 //! - [`settings`]: `[menu]` and `[agents.<id>]`;
 //! - [`select`]: the selection rules over a loaded [`Menu`];
+//! - [`score`]: the per-thread buffers and the top-k of a turn's scoring;
 //! - [`format`]: `json`, `xml`, `anthropic`, `openai`;
 //! - [`calibrate`]: the battery, the sweep of τ and its figures.
 //!
@@ -22,11 +23,12 @@ pub mod doc;
 pub mod format;
 pub mod index;
 pub mod lexical;
+pub mod score;
 pub mod select;
 pub mod settings;
 pub mod text;
 
-pub use select::{Candidate, DenseTurn, Item, Menu, MenuError, Pass, Query, Selection};
+pub use select::{Candidate, DenseTurn, Item, MAX_TURN, Menu, MenuError, Pass, Query, Selection, check_turn};
 
 use crate::skill::yaml::Node;
 

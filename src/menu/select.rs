@@ -9,6 +9,7 @@ use aho_corasick::AhoCorasick;
 use super::dense::{self, Vectors};
 use super::index::{Index, Malformed};
 use super::lexical::{self, Feature};
+use super::score::{Scratch, TopK, with_scratch};
 use super::settings::MAX_SIZE;
 use super::text::fold;
 
@@ -18,9 +19,11 @@ use super::text::fold;
 pub enum Pass {
     /// A trigger is a substring of the folded turn.
     Trigger,
-    /// Its score reached τ.
+    /// Its score reached τ (a skill with triggers none of which matched, a skill under
+    /// `gate_triggerless`, or an always-on skill that the semantic pass would have chosen).
     Semantic,
-    /// A skill without triggers, offered every turn (no `gate_triggerless`).
+    /// A skill without triggers offered because it is always on (no `gate_triggerless`), its
+    /// score below τ.
     Always,
 }
 
@@ -117,9 +120,30 @@ pub struct Selection {
     pub warnings: Vec<String>,
 }
 
+/// The longest turn a menu is given for, in bytes (`skillc menu --turn`, `POST /api/menu`,
+/// search queries): one limit for every caller.
+pub const MAX_TURN: usize = 16 * 1024;
+
+/// Refuses a turn that is blank or longer than [`MAX_TURN`] bytes.
+///
+/// # Errors
+/// [`MenuError::Turn`].
+pub fn check_turn(turn: &str) -> Result<(), MenuError> {
+    if turn.trim().is_empty() || turn.len() > MAX_TURN {
+        return Err(MenuError::Turn { bytes: turn.len() });
+    }
+    Ok(())
+}
+
 /// Why a menu cannot be given.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum MenuError {
+    /// The turn is blank or too long.
+    #[error("the turn must be 1 to {MAX_TURN} bytes of text, not blank (this one has {bytes} bytes)")]
+    Turn {
+        /// Its length in bytes.
+        bytes: usize,
+    },
     /// `--agent` names no agent of the catalog.
     #[error("no agent `{0}` in this catalog (agents come from `[agents.<id>]` in pipeline.toml)")]
     UnknownAgent(String),
@@ -137,6 +161,19 @@ pub enum MenuError {
         /// Recipe.
         recipe: String,
     },
+}
+
+impl MenuError {
+    /// The error's code, the same on the command line (`error[CODE]`) and over HTTP
+    /// (`{"error": {"code"}}`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            MenuError::Turn { .. } => "invalid_turn",
+            MenuError::UnknownAgent(_) => "unknown_agent",
+            MenuError::Size(_) => "invalid_size",
+            MenuError::NoThreshold { .. } => "no_threshold",
+        }
+    }
 }
 
 /// A candidate before τ: its skill, how many triggers matched, and its score.
@@ -160,10 +197,84 @@ pub struct Menu {
     /// All distinct triggers, and for each the skills that have it.
     automaton: Option<AhoCorasick>,
     trigger_skills: Vec<Vec<usize>>,
+    /// Whether any skill has triggers (then τ is needed every turn).
+    has_triggers: bool,
+    /// Enabled skills without triggers, in index order: the fill of a short menu.
+    always_on: Vec<usize>,
+    /// Each agent's skills, as sorted indexes.
+    agents: std::collections::BTreeMap<String, Vec<usize>>,
 }
 
 fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
+}
+
+/// The pass that offers a candidate no trigger hit (RUNTIME.md §1, rules 2 and 3), or
+/// `None`: a skill with triggers, or any skill under `gate_triggerless`, needs `s ≥ τ`; an
+/// always-on skill is offered anyway, and was chosen by the semantic pass when `s ≥ τ` (τ in
+/// force for the embedder, even where no rule applies it). `semantic` is false when the
+/// embedder is down; `always` false when always-on skills are gated and τ cannot be applied.
+fn rule(triggered: bool, gate: bool, always: bool, semantic: bool, tau: Option<f64>, score: f64) -> Option<Pass> {
+    let passes = semantic && tau.is_some_and(|t| score >= t);
+    match (triggered, gate) {
+        (true, _) | (false, true) => passes.then_some(Pass::Semantic),
+        (false, false) if always => Some(if passes { Pass::Semantic } else { Pass::Always }),
+        (false, false) => None,
+    }
+}
+
+/// One turn scored into this thread's buffers ([`Menu::with_turn`]).
+struct Turn<'a> {
+    menu: &'a Menu,
+    scratch: &'a Scratch,
+    qnorm: f32,
+    fused: Option<(&'a [f32], &'a Vectors)>,
+    hits: &'a std::collections::BTreeMap<usize, Vec<String>>,
+    allowed: Option<&'a [usize]>,
+}
+
+impl Turn<'_> {
+    /// Whether skill `i` is a candidate of the turn.
+    fn is_candidate(&self, i: usize) -> bool {
+        self.scratch.seen[i]
+    }
+
+    /// The candidates, in no particular order.
+    fn candidates(&self) -> impl Iterator<Item = usize> + '_ {
+        self.scratch
+            .cands
+            .iter()
+            .map(|&c| c as usize)
+            .filter(|&i| self.scratch.seen[i])
+    }
+
+    /// The score `s` of candidate `i`: its lexical cosine, fused with the dense one when the
+    /// turn has a vector; four decimals, never below 0.
+    fn score(&self, i: usize) -> f64 {
+        let acc = self.scratch.acc[i];
+        let l = if acc == 0.0 {
+            0.0
+        } else {
+            f64::from(self.menu.lexical_score(acc, self.qnorm, i))
+        };
+        let s = match self.fused {
+            Some((q, v)) => {
+                let beta = f64::from(dense::DENSE_WEIGHT);
+                (1.0 - beta) * l + beta * f64::from(v.cosine(i, q))
+            }
+            None => l,
+        };
+        round4(s.max(0.0))
+    }
+
+    fn candidate(&self, i: usize) -> Candidate {
+        Candidate {
+            index: i,
+            hits: self.hits.get(&i).cloned().unwrap_or_default(),
+            triggered: !self.menu.index.skills[i].triggers.is_empty(),
+            score: self.score(i),
+        }
+    }
 }
 
 impl Menu {
@@ -195,7 +306,26 @@ impl Menu {
         } else {
             Some(AhoCorasick::new(&patterns).map_err(|e| Malformed(format!("triggers: {e}")))?)
         };
+        let has_triggers = !patterns.is_empty();
+        let always_on = (0..index.skills.len())
+            .filter(|&i| index.skills[i].enabled && index.skills[i].triggers.is_empty())
+            .collect();
+        let agents = index
+            .header
+            .settings
+            .agents
+            .iter()
+            .map(|(id, a)| {
+                let mut v: Vec<usize> = a.skills.iter().filter_map(|s| index.find(s)).collect();
+                v.sort_unstable();
+                v.dedup();
+                (id.clone(), v)
+            })
+            .collect();
         Ok(Menu {
+            has_triggers,
+            always_on,
+            agents,
             index,
             vectors,
             automaton,
@@ -232,11 +362,11 @@ impl Menu {
         }
     }
 
-    /// The turn's lexical scores, `(skill, raw cosine)` for every skill sharing a feature.
-    fn lexical_scores(&self, features: &[Feature]) -> Vec<(usize, f32)> {
+    /// Sums the turn's lexical products into `acc` (every skill a feature touches is marked in
+    /// `scratch`) and returns the turn's norm. The summation order (features by id, postings
+    /// by skill) is fixed: the same sums on every call.
+    fn accumulate(&self, features: &[Feature], s: &mut Scratch) -> f32 {
         let n = self.index.skills.len();
-        let mut acc = vec![0f32; n];
-        let mut touched = Vec::new();
         let mut qnorm = 0f32;
         for f in features {
             let posting = self.index.postings(f.id);
@@ -246,27 +376,24 @@ impl Menu {
             if let Some((_, p)) = posting {
                 let qi = q * lexical::idf(n, df);
                 for (i, w) in p {
-                    if acc[i] == 0.0 {
-                        touched.push(i);
+                    if s.acc[i] == 0.0 {
+                        s.mark(i);
                     }
-                    acc[i] += qi * w;
+                    s.acc[i] += qi * w;
                 }
             }
         }
-        let qnorm = qnorm.sqrt();
-        touched.sort_unstable();
-        touched
-            .into_iter()
-            .map(|i| {
-                let norm = self.index.skills[i].norm;
-                let s = if qnorm > 0.0 && norm > 0.0 {
-                    acc[i] / (qnorm * norm)
-                } else {
-                    0.0
-                };
-                (i, s)
-            })
-            .collect()
+        qnorm.sqrt()
+    }
+
+    /// The lexical cosine of skill `i` from its accumulated sum.
+    fn lexical_score(&self, acc: f32, qnorm: f32, i: usize) -> f32 {
+        let norm = self.index.skills[i].norm;
+        if qnorm > 0.0 && norm > 0.0 {
+            acc / (qnorm * norm)
+        } else {
+            0.0
+        }
     }
 
     /// What each feature of the turn contributed to skill `i`'s lexical score, largest first.
@@ -303,36 +430,35 @@ impl Menu {
         out
     }
 
-    /// Every enabled candidate skill of the turn (the agent's, or the whole catalog's) that a
-    /// trigger hits or that has a score above zero, with its score; ordered by skill.
-    ///
-    /// # Errors
-    /// [`MenuError::UnknownAgent`].
-    pub fn candidates(&self, turn: &str, agent: Option<&str>, dense: &DenseTurn) -> Result<Vec<Candidate>, MenuError> {
+    /// The skills an agent may be offered (sorted indexes), `None` for the whole catalog.
+    fn agent_skills(&self, agent: Option<&str>) -> Result<Option<&[usize]>, MenuError> {
+        match agent {
+            None => Ok(None),
+            Some(id) => self
+                .agents
+                .get(id)
+                .map(|v| Some(v.as_slice()))
+                .ok_or_else(|| MenuError::UnknownAgent(id.to_owned())),
+        }
+    }
+
+    /// Scores a turn into this thread's buffers and calls `f` with them: every enabled skill
+    /// of the agent (or of the catalog) that a trigger hits, that shares a feature with the
+    /// turn, or — with a dense turn — every such skill, is a candidate (`seen`), with its
+    /// trigger hits (sorted, deduplicated) and its score `s` (four decimals, ≥ 0).
+    fn with_turn<T>(
+        &self,
+        turn: &str,
+        agent: Option<&str>,
+        dense: &DenseTurn,
+        f: impl FnOnce(&Turn<'_>) -> T,
+    ) -> Result<T, MenuError> {
         let n = self.index.skills.len();
-        let allowed: Option<Vec<bool>> = match agent {
-            None => None,
-            Some(id) => {
-                let a = self
-                    .index
-                    .header
-                    .settings
-                    .agents
-                    .get(id)
-                    .ok_or_else(|| MenuError::UnknownAgent(id.to_owned()))?;
-                let mut mask = vec![false; n];
-                for s in &a.skills {
-                    if let Some(i) = self.index.find(s) {
-                        mask[i] = true;
-                    }
-                }
-                Some(mask)
-            }
-        };
-        let ok = |i: usize| self.index.skills[i].enabled && allowed.as_ref().is_none_or(|m| m[i]);
-        let folded = fold(turn);
+        let allowed = self.agent_skills(agent)?;
+        let ok = |i: usize| self.index.skills[i].enabled && allowed.is_none_or(|a| a.binary_search(&i).is_ok());
         let mut hits: std::collections::BTreeMap<usize, Vec<String>> = Default::default();
         if let Some(ac) = &self.automaton {
+            let folded = fold(turn);
             let mut seen = std::collections::BTreeSet::new();
             for m in ac.find_overlapping_iter(&folded) {
                 if seen.insert(m.pattern().as_usize()) {
@@ -344,45 +470,63 @@ impl Menu {
                 }
             }
         }
-        let features = lexical::turn_features(turn, &self.index.lexicon);
-        let mut scores: std::collections::BTreeMap<usize, f64> = self
-            .lexical_scores(&features)
-            .into_iter()
-            .filter(|(i, _)| ok(*i))
-            .map(|(i, s)| (i, f64::from(s)))
-            .collect();
-        if let (DenseTurn::Vector(q), Some(v)) = (dense, &self.vectors) {
-            let beta = f64::from(dense::DENSE_WEIGHT);
-            for i in (0..n).filter(|&i| ok(i)) {
-                let d = f64::from(v.cosine(i, q));
-                let l = scores.get(&i).copied().unwrap_or(0.0);
-                scores.insert(i, (1.0 - beta) * l + beta * d);
-            }
+        for h in hits.values_mut() {
+            h.sort();
+            h.dedup();
         }
-        let mut all: std::collections::BTreeSet<usize> = scores.keys().copied().collect();
-        all.extend(hits.keys().copied());
-        Ok(all
-            .into_iter()
-            .map(|i| {
-                let mut h = hits.remove(&i).unwrap_or_default();
-                h.sort();
-                h.dedup();
-                Candidate {
-                    index: i,
-                    triggered: !self.index.skills[i].triggers.is_empty(),
-                    hits: h,
-                    score: round4(scores.get(&i).copied().unwrap_or(0.0).max(0.0)),
+        let features = lexical::turn_features(turn, &self.index.lexicon);
+        Ok(with_scratch(n, |s| {
+            let qnorm = self.accumulate(&features, s);
+            // Touched skills that may not be offered are no candidates (their sums are still
+            // cleared with the buffers).
+            for c in &mut s.cands {
+                if !ok(*c as usize) {
+                    s.seen[*c as usize] = false;
                 }
+            }
+            for &i in hits.keys() {
+                s.mark(i);
+            }
+            let fused = match (dense, &self.vectors) {
+                (DenseTurn::Vector(q), Some(v)) => {
+                    for i in (0..n).filter(|&i| ok(i)) {
+                        s.mark(i);
+                    }
+                    Some((q.as_slice(), v))
+                }
+                _ => None,
+            };
+            f(&Turn {
+                menu: self,
+                scratch: s,
+                qnorm,
+                fused,
+                hits: &hits,
+                allowed,
             })
-            .collect())
+        }))
+    }
+
+    /// Every enabled candidate skill of the turn (the agent's, or the whole catalog's) that a
+    /// trigger hits or that has a score above zero, with its score; ordered by skill.
+    ///
+    /// # Errors
+    /// [`MenuError::UnknownAgent`].
+    pub fn candidates(&self, turn: &str, agent: Option<&str>, dense: &DenseTurn) -> Result<Vec<Candidate>, MenuError> {
+        self.with_turn(turn, agent, dense, |t| {
+            let mut idx: Vec<usize> = t.candidates().collect();
+            idx.sort_unstable();
+            idx.into_iter().map(|i| t.candidate(i)).collect()
+        })
     }
 
     /// The menu of a turn.
     ///
     /// # Errors
-    /// [`MenuError`]: an unknown agent, a size out of range, or no threshold recorded for
-    /// the embedder when one is needed.
+    /// [`MenuError`]: a blank or oversized turn, an unknown agent, a size out of range, or no
+    /// threshold recorded for the embedder when one is needed.
     pub fn select(&self, q: &Query<'_>) -> Result<Selection, MenuError> {
+        check_turn(q.turn)?;
         let settings = &self.index.header.settings;
         let size = match (q.size, q.agent) {
             (Some(s), _) => s,
@@ -403,9 +547,8 @@ impl Menu {
             }
             _ => false,
         };
-        let cands = self.candidates(q.turn, q.agent, &q.dense)?;
         let gate = settings.gate_triggerless;
-        let needs_tau = !dense_down && (gate || self.index.skills.iter().any(|s| !s.triggers.is_empty()));
+        let needs_tau = !dense_down && (gate || self.has_triggers);
         let tau = if needs_tau {
             Some(self.threshold_for(&embedder).ok_or_else(|| MenuError::NoThreshold {
                 embedder: embedder.clone(),
@@ -414,24 +557,52 @@ impl Menu {
         } else {
             None
         };
+        // τ in force, also where no rule applies it: an always-on skill whose score reaches it
+        // was chosen by the semantic pass, and says so.
+        let known = tau.or_else(|| (!dense_down).then(|| self.threshold_for(&embedder)).flatten());
         let always_ok = !(gate && dense_down);
-        let mut items = self.order(&cands, tau, gate, always_ok, !dense_down);
-        let fill = (size.saturating_sub(items.len()), gate, always_ok);
-        if let (k @ 1.., false, true) = fill {
-            // Always-on skills that share nothing with the turn (score 0), by slug.
-            let agent = q.agent.and_then(|a| settings.agents.get(a));
-            let have: std::collections::BTreeSet<usize> = cands.iter().map(|c| c.index).collect();
-            let zero = (0..self.index.skills.len())
-                .filter(|i| !have.contains(i))
-                .filter(|&i| {
-                    let s = &self.index.skills[i];
-                    s.enabled && s.triggers.is_empty() && agent.is_none_or(|a| a.skills.contains(&s.slug))
-                })
-                .take(k)
-                .map(|i| (i, Pass::Always, 0.0, Vec::new()));
-            items.extend(zero);
-        }
-        items.truncate(size);
+        let slug = |i: usize| self.index.skills[i].slug.as_str();
+        let items = self.with_turn(q.turn, q.agent, &q.dense, |t| {
+            let mut hits: Vec<(usize, Pass, f64, Vec<String>)> = t
+                .hits
+                .iter()
+                .map(|(&i, h)| (i, Pass::Trigger, t.score(i), h.clone()))
+                .collect();
+            hits.sort_by(|a, b| {
+                b.3.len()
+                    .cmp(&a.3.len())
+                    .then(b.2.total_cmp(&a.2))
+                    .then(slug(a.0).cmp(slug(b.0)))
+            });
+            let by_score = |a: &(usize, Pass, f64), b: &(usize, Pass, f64)| {
+                b.2.total_cmp(&a.2).then_with(|| slug(a.0).cmp(slug(b.0)))
+            };
+            let mut rest = TopK::new(size.saturating_sub(hits.len()));
+            for i in t.candidates().filter(|i| !t.hits.contains_key(i)) {
+                let score = t.score(i);
+                let triggered = !self.index.skills[i].triggers.is_empty();
+                if let Some(pass) = rule(triggered, gate, always_ok, !dense_down, known, score) {
+                    rest.push((i, pass, score), by_score);
+                }
+            }
+            let counted = hits.len() + rest.seen;
+            hits.truncate(size);
+            hits.extend(rest.into_sorted().into_iter().map(|(i, p, s)| (i, p, s, Vec::new())));
+            if counted < size && !gate && always_ok {
+                // Always-on skills that share nothing with the turn (score 0), by slug.
+                let allowed = t.allowed;
+                let zero = self
+                    .always_on
+                    .iter()
+                    .copied()
+                    .filter(|&i| !t.is_candidate(i) && allowed.is_none_or(|a| a.binary_search(&i).is_ok()))
+                    .take(size - counted)
+                    .map(|i| (i, Pass::Always, 0.0, Vec::new()));
+                hits.extend(zero);
+            }
+            hits.truncate(size);
+            hits
+        })?;
         Ok(Selection {
             items: items
                 .into_iter()
@@ -448,7 +619,7 @@ impl Menu {
                     }
                 })
                 .collect(),
-            threshold: tau.or_else(|| (!dense_down).then(|| self.threshold_for(&embedder)).flatten()),
+            threshold: known,
             embedder,
             recipe: self.index.header.recipe.clone(),
             warnings,
@@ -476,18 +647,10 @@ impl Menu {
                 .then(b.score.total_cmp(&a.score))
                 .then(slug(a.index).cmp(slug(b.index)))
         });
-        let passes = |s: f64| tau.is_some_and(|t| s >= t);
         let mut rest: Vec<(&Candidate, Pass)> = cands
             .iter()
             .filter(|c| c.hits.is_empty())
-            .filter_map(|c| match (c.triggered, gate) {
-                (true, _) if semantic && passes(c.score) => Some((c, Pass::Semantic)),
-                (true, _) => None,
-                (false, true) if semantic && passes(c.score) => Some((c, Pass::Semantic)),
-                (false, true) => None,
-                (false, false) if always => Some((c, Pass::Always)),
-                (false, false) => None,
-            })
+            .filter_map(|c| rule(c.triggered, gate, always, semantic, tau, c.score).map(|p| (c, p)))
             .collect();
         rest.sort_by(|a, b| {
             b.0.score
@@ -504,8 +667,9 @@ impl Menu {
     /// every enabled skill with a positive score or a trigger hit, no threshold.
     ///
     /// # Errors
-    /// [`MenuError::UnknownAgent`].
+    /// [`MenuError::Turn`], [`MenuError::UnknownAgent`].
     pub fn rank(&self, turn: &str, agent: Option<&str>, limit: usize) -> Result<Vec<Candidate>, MenuError> {
+        check_turn(turn)?;
         let mut c = self.candidates(turn, agent, &DenseTurn::None)?;
         c.retain(|c| c.score > 0.0 || !c.hits.is_empty());
         let slug = |i: usize| self.index.skills[i].slug.as_str();

@@ -13,8 +13,10 @@ pub mod import;
 pub mod menu;
 pub mod migrate;
 pub mod plan;
+pub mod reference;
 pub mod report;
 pub mod scan;
+pub mod search;
 pub mod verifier;
 pub mod verify;
 

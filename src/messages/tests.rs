@@ -494,6 +494,72 @@ fn import_report() {
 }
 
 #[test]
+fn explain_document() {
+    let doc = reference::Explain {
+        schema: reference::EXPLAIN_SCHEMA,
+        rules: vec![reference::Rule {
+            code: "SK006",
+            name: "invalid-yaml",
+            kind: "diagnostic",
+            severity: "error".into(),
+            summary: "…",
+            fixable: true,
+            fix: Some("…"),
+            explanation: Some("…"),
+        }],
+    };
+    check("skillc explain --format json", keys_of(&[doc]), &BTreeSet::new());
+}
+
+#[test]
+fn vocabulary_document() {
+    let words = vec!["get".to_owned()];
+    let entry = |name| reference::Entry {
+        name,
+        en: name,
+        it: name,
+        synonyms: &words,
+    };
+    let doc = reference::Vocabulary {
+        schema: reference::VOCABULARY_SCHEMA,
+        path: "vocabulary.toml",
+        actions: vec![reference::Action {
+            entry: entry("read"),
+            class: "safe",
+            object: Some("messages"),
+        }],
+        objects: vec![reference::Object {
+            entry: entry("events"),
+            domain: Some("calendar"),
+        }],
+        qualifiers: vec![reference::Qualifier {
+            entry: entry("draft"),
+            class: Some("state"),
+            objects: &words,
+        }],
+        domains: vec![reference::Domain {
+            entry: entry("mail"),
+            object: Some("messages"),
+            meanings: vec![reference::Meaning {
+                word: "pull",
+                action: None,
+                object: Some("pulls"),
+                qualifier: None,
+            }],
+        }],
+        rules: vec![reference::ContextRule {
+            line: 3,
+            domain: Some("drive"),
+            action: "get",
+            then_action: "download",
+            then_object: "files",
+            then_qualifiers: &words,
+        }],
+    };
+    check("skillc vocabulary --format json", keys_of(&[doc]), &BTreeSet::new());
+}
+
+#[test]
 fn the_checks_catch_a_field_out_of_step() {
     let body = "| field | type | meaning |\n| --- | --- | --- |\n| `schema` | string | |\n| `gone` | string | |\n\n\
                 | `reason` | fields |\n| --- | --- |\n| `build-started` | `roots` |\n";
@@ -556,4 +622,56 @@ fn menu_document() {
         warnings: vec![],
     };
     check("skillc menu --format json", keys_of(&[doc]), &BTreeSet::new());
+}
+
+#[test]
+fn menu_calibration_document() {
+    let f = menu::CalibrationFigures {
+        tau: 0.16,
+        recall_at_3_by_kind: [("direct".to_owned(), 1.0)].into(),
+        turns: (2, 1),
+        ..Default::default()
+    };
+    let split = || menu::CalibrationSplit {
+        all: f.clone(),
+        tuning: f.clone(),
+        held_out: f.clone(),
+    };
+    let doc = menu::CalibrationDoc {
+        schema: "skillc.menu-calibration/1",
+        embedder: "lexical/2".into(),
+        recipe: "doc/1".into(),
+        size: 3,
+        battery: "b.toml".into(),
+        max_false_offers: 0.15,
+        rows: vec![f.clone()],
+        tau: Some(0.16),
+        at_tau: Some(split()),
+        ranking: split(),
+        recorded: None,
+    };
+    // `direct`: a key of `recall_at_3_by_kind`, documented as a kind.
+    check("skillc menu calibrate --format json", keys_of(&[doc]), &BTreeSet::new());
+}
+
+#[test]
+fn search_document() {
+    let doc = search::SearchDoc::<Value> {
+        schema: "skillc.search/1",
+        catalog: search::CatalogRef {
+            version: 1,
+            expires: "2030-01-01T00:00:00Z".into(),
+            key_id: "00".into(),
+            verification: "verified".into(),
+        },
+        query: "q".into(),
+        embedder: "lexical/2".into(),
+        count: 0,
+        results: vec![],
+    };
+    // The catalog object is documented with `skillc.list/1`.
+    let except = ["version", "expires", "key_id", "verification"]
+        .map(str::to_owned)
+        .into();
+    check("skillc search --format json", keys_of(&[doc]), &except);
 }

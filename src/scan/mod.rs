@@ -140,6 +140,9 @@ pub struct SkillContext {
     pub allowed_tools: Vec<String>,
     /// The configured limits (for the reasons of `SC022`).
     pub limits: Limits,
+    /// The skill folder's own name: one that breaks line-based listings is `SC004` (as
+    /// `skillc check` reports it, `SK045`).
+    pub dir_name: String,
 }
 
 /// Words in a skill's `name` or `description` that make it a security skill (context C4).
@@ -225,6 +228,10 @@ pub fn scan_files(ctx: &SkillContext, files: &[FileView<'_>]) -> ScanReport {
             ),
             context: String::new(),
         });
+    }
+    if crate::skill::control_character(&ctx.dir_name).is_some() {
+        let folder = if ctx.display.is_empty() { "." } else { &ctx.display };
+        unicode::scan_name(&ctx.dir_name, folder, &mut findings);
     }
     let mut runs: Vec<(String, rules::DataRun)> = Vec::new();
     // The skill's data and media files (not Markdown): a line running one is `SC046`.
@@ -572,6 +579,7 @@ pub fn scan_skill(db: &dyn salsa::Database, skill: SkillSource, settings: Settin
             .chain(model.allowed_tools_malformed.iter().map(|e| format!("{e} [malformed]")))
             .collect(),
         limits: settings.limits(db),
+        dir_name: skill.dir_name(db).clone(),
     };
     let mut views: Vec<FileView<'_>> = Vec::new();
     if let Some(f) = skill.skill_md(db) {

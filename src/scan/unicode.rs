@@ -398,22 +398,39 @@ pub fn escape_name(name: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// Scans a file name (its path relative to the skill) for deceptive characters: a bidi
-/// override in a name (`invoice<U+202E>fdp.exe`, shown as `invoiceexe.pdf`) is critical.
+/// Scans a file name (its path relative to the skill, or the skill folder's own name) for
+/// deceptive characters: a bidi override in a name (`invoice<U+202E>fdp.exe`, shown as
+/// `invoiceexe.pdf`) is critical. A control character or a line separator (a newline, a
+/// tab) is `SC004`, the rule `skillc check` reports as `SK045` ([`crate::skill::breaks_listing`]).
 pub fn scan_name(rel: &str, file: &str, out: &mut Vec<Finding>) {
     for c in rel.chars() {
-        let severity = match classify(c) {
-            Some(Class::Bidi) => FindingSeverity::Critical,
-            Some(Class::Tag) => FindingSeverity::Critical,
-            Some(Class::Control | Class::Escape) => FindingSeverity::High,
-            Some(Class::Invisible | Class::Joiner | Class::WeakBidi) => FindingSeverity::High,
-            Some(Class::VariationSelector) | None => continue,
-        };
-        let rule: &'static Rule = match classify(c) {
-            Some(Class::Bidi | Class::WeakBidi) => &rules::SC001,
-            Some(Class::Tag) => &rules::SC003,
-            Some(Class::Control | Class::Escape) => &rules::SC004,
-            _ => &rules::SC002,
+        let (rule, severity, effect): (&'static Rule, _, _) = match classify(c) {
+            Some(Class::Bidi) => (
+                &rules::SC001,
+                FindingSeverity::Critical,
+                "it is displayed as something else",
+            ),
+            Some(Class::Tag) => (
+                &rules::SC003,
+                FindingSeverity::Critical,
+                "it is displayed as something else",
+            ),
+            Some(Class::WeakBidi) => (
+                &rules::SC001,
+                FindingSeverity::High,
+                "it is displayed as something else",
+            ),
+            Some(Class::Invisible | Class::Joiner) => (
+                &rules::SC002,
+                FindingSeverity::High,
+                "it is displayed as something else",
+            ),
+            _ if crate::skill::breaks_listing(c) => (
+                &rules::SC004,
+                FindingSeverity::High,
+                "it breaks every line-based listing of the skill (`skillc check`: SK045)",
+            ),
+            Some(Class::Control | Class::Escape | Class::VariationSelector) | None => continue,
         };
         out.push(Finding {
             rule,
@@ -421,10 +438,7 @@ pub fn scan_name(rel: &str, file: &str, out: &mut Vec<Finding>) {
             file: file.to_owned(),
             line: 1,
             column: 1,
-            reason: format!(
-                "the file name contains {}: it is displayed as something else",
-                describe(c)
-            ),
+            reason: format!("the file name contains {}: {effect}", describe(c)),
             context: String::new(),
         });
         return;

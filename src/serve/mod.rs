@@ -123,7 +123,8 @@ pub struct Refusal {
 /// A verification failure.
 #[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct FailureView {
-    /// `missing`, `bad-signature`, `hash-mismatch`, `unlisted`, `expired`, `rollback`, `malformed`.
+    /// `missing`, `bad-signature`, `hash-mismatch`, `unlisted`, `expired`, `rollback`,
+    /// `malformed`, or the signer's refusal as `skillc verify` names it (`untrusted-signer`).
     pub kind: String,
     /// What failed.
     pub message: String,
@@ -192,7 +193,7 @@ impl State {
         let served = self.snapshot();
         let opts = OpenOptions {
             now: now(),
-            accepted: Some(served.catalog.verified().catalog_version),
+            at_least: Some(served.catalog.verified().catalog_version),
             ..self.config.open.clone()
         };
         match Catalog::open(&self.config.out, &opts) {
@@ -216,6 +217,10 @@ impl State {
                             message: f.to_string(),
                         })
                         .collect(),
+                    OpenError::Trust(crate::catalog::read::TrustError::Refused(r)) => vec![FailureView {
+                        kind: r.kind().to_owned(),
+                        message: r.to_string(),
+                    }],
                     _ => Vec::new(),
                 };
                 if let Ok(mut r) = self.refused.lock() {

@@ -310,9 +310,10 @@ pub struct MenuRequest {
 fn menu_error(e: &crate::menu::MenuError) -> ApiError {
     use crate::menu::MenuError;
     match e {
-        MenuError::UnknownAgent(_) => ApiError::bad_request("unknown_agent", e.to_string()),
-        MenuError::Size(_) => ApiError::bad_request("invalid_size", e.to_string()),
-        MenuError::NoThreshold { .. } => ApiError::new(StatusCode::CONFLICT, "no_threshold", e.to_string()),
+        MenuError::NoThreshold { .. } => ApiError::new(StatusCode::CONFLICT, e.code(), e.to_string()),
+        MenuError::Turn { .. } | MenuError::UnknownAgent(_) | MenuError::Size(_) => {
+            ApiError::bad_request(e.code(), e.to_string())
+        }
     }
 }
 
@@ -321,13 +322,9 @@ fn menu_error(e: &crate::menu::MenuError) -> ApiError {
     responses((status = 200, description = "as `skillc menu --format json`", body = Object),
               (status = 400, body = ErrorBody), (status = 409, description = "no threshold for the catalog's embedder", body = ErrorBody)))]
 async fn menu(AxState(st): St, JsonBody(req): JsonBody<MenuRequest>) -> Result<Response, ApiError> {
+    // The turn and the size are checked by the menu itself (one limit and one code for the
+    // command line and this route), before any scoring.
     check_turn(&req.turn)?;
-    if req.size.is_some_and(|n| !(1..=6).contains(&n)) {
-        return Err(ApiError::bad_request(
-            "invalid_size",
-            "`size` is 1 to 6 (RUNTIME.md §1)",
-        ));
-    }
     if req.agent.as_deref().is_some_and(|a| a.is_empty() || a.len() > 64) {
         return Err(ApiError::bad_request(
             "invalid_agent",
@@ -353,17 +350,9 @@ async fn menu(AxState(st): St, JsonBody(req): JsonBody<MenuRequest>) -> Result<R
     Ok(json_bytes(doc.map_err(|e| menu_error(&e))?))
 }
 
-/// The longest turn accepted, in bytes.
-const MAX_TURN: usize = 16 * 1024;
-
+/// The menu's one limit on a turn ([`crate::menu::check_turn`]), as an HTTP error.
 fn check_turn(turn: &str) -> Result<(), ApiError> {
-    if turn.trim().is_empty() || turn.len() > MAX_TURN {
-        return Err(ApiError::bad_request(
-            "invalid_turn",
-            format!("the turn must be 1 to {MAX_TURN} bytes of text"),
-        ));
-    }
-    Ok(())
+    crate::menu::check_turn(turn).map_err(|e| menu_error(&e))
 }
 
 /// `GET /api/search`.

@@ -8,8 +8,8 @@
 
 use std::ops::Range;
 
+use crate::diag::Diagnostic;
 use crate::diag::Source;
-use crate::diag::{Diagnostic, LineIndex, Pos, Span};
 use crate::rules;
 
 /// Where the parts of a SKILL.md are, as byte ranges of the file.
@@ -27,30 +27,11 @@ pub struct Split {
     pub body: Range<usize>,
 }
 
-/// Decodes the file as UTF-8. Invalid bytes give `SK002` at the first bad byte.
+/// Decodes the file as UTF-8. Invalid bytes give `SK002` at the first bad byte
+/// ([`crate::diag::decode_utf8`], the rule every text input follows).
 pub fn decode<'a>(bytes: &'a [u8], file: &str) -> Result<&'a str, Box<Diagnostic>> {
-    std::str::from_utf8(bytes).map_err(|e| {
-        let valid = e.valid_up_to();
-        // `valid` is a char boundary of the valid prefix, so this cannot fail.
-        let prefix = std::str::from_utf8(&bytes[..valid]).unwrap_or_default();
-        let pos = LineIndex::new(prefix).pos(prefix, valid);
-        // The bad bytes are one character wide (shown as U+FFFD by lossy readers).
-        let end = Pos {
-            offset: valid + e.error_len().unwrap_or(1),
-            column: pos.column.saturating_add(1),
-            ..pos
-        };
-        let byte = bytes.get(valid).copied().unwrap_or_default();
-        Box::new(
-            Diagnostic::new(
-                &rules::SK002,
-                file,
-                Span { start: pos, end },
-                format!("SKILL.md is not valid UTF-8: byte 0x{byte:02X} at offset {valid}"),
-            )
-            .help("save the file as UTF-8 (without a byte order mark)"),
-        )
-    })
+    crate::diag::decode_utf8(bytes, file, "SKILL.md", &rules::SK002)
+        .map_err(|d| Box::new((*d).help("save the file as UTF-8 (without a byte order mark)")))
 }
 
 /// Is this line (without its `\n`) a fence: `---`, then only spaces, tabs or a CR?

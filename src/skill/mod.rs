@@ -121,12 +121,17 @@ pub fn check_skill(db: &dyn salsa::Database, skill: SkillSource, settings: Setti
     }
 }
 
-/// The first character of a file name that no line-based listing survives: a C0 or C1
-/// control (newline, carriage return, tab, escape, …) or a Unicode line or paragraph separator
-/// (`SK045`). Imports refuse such names too.
+/// The first character of a file name that no line-based listing survives
+/// ([`breaks_listing`], `SK045`). Imports refuse such names too, and `skillc scan` reports
+/// them (`SC004`).
 pub fn control_character(name: &str) -> Option<char> {
-    name.chars()
-        .find(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
+    name.chars().find(|&c| breaks_listing(c))
+}
+
+/// Whether a character in a file name breaks a line-based listing: a C0 or C1 control
+/// (newline, carriage return, tab, escape, …) or a Unicode line or paragraph separator.
+pub fn breaks_listing(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')
 }
 
 /// `SK045` for `name` (a path relative to the skill folder, or the folder's own name), reported

@@ -235,7 +235,13 @@ pub fn translate(
     for p in &mut plans {
         let proposable =
             matches!(&p.outcome, Outcome::Rejected { rule, .. } if !matches!(rule.code, "TR004" | "TR008"));
-        if proposable {
+        if let Outcome::Rejected {
+            rule, name: Some(name), ..
+        } = &p.outcome
+            && rule.code == "TR012"
+        {
+            p.proposal = Some(propose::of_weak_name(name, &p.steps));
+        } else if proposable {
             p.proposal = propose::propose(&p.subcommand, &ctx, vocab);
         }
     }

@@ -40,6 +40,21 @@ impl Tally {
     }
 }
 
+/// The proposal of a name that rests on weak evidence (`TR012`): the name itself, with the
+/// steps that derived it as its evidence.
+pub fn of_weak_name(name: &ExecutorName, steps: &[super::Step]) -> Proposal {
+    Proposal {
+        name: name.clone(),
+        evidence: steps
+            .iter()
+            .map(|s| match s.word.as_str() {
+                "" => s.meaning.clone(),
+                w => format!("`{w}`: {}", s.meaning),
+            })
+            .collect(),
+    }
+}
+
 fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty())

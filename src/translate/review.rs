@@ -232,16 +232,18 @@ pub fn skill_review(db: &dyn salsa::Database, skill: SkillSource, settings: Sett
     }
 }
 
-/// Writes the file (deterministic: entries sorted by skill and sub-command, keys in a fixed
-/// order). `header` lines are kept at the top.
-pub fn render(objects: &BTreeMap<String, String>, entries: &[Entry]) -> String {
+/// The header of a new file.
+const HEADER: &str = "# translations.toml: reviewed names for sub-commands the vocabulary cannot name alone.\n\
+     # `skillc plan --propose` adds `proposed` entries; set each to \"accepted\" (edit `name`\n\
+     # first if needed: it must stay inside the vocabulary) or \"rejected\". See docs/authoring.md.\n\
+     version = 1\n";
+
+/// Writes a whole file (deterministic: objects by skill, entries sorted by skill and
+/// sub-command, keys in a fixed order): what [`add_entries`] writes into an empty file.
+#[cfg(test)]
+fn render(objects: &BTreeMap<String, String>, entries: &[Entry]) -> String {
     use crate::util::toml_str;
-    let mut out = String::from(
-        "# translations.toml: reviewed names for sub-commands the vocabulary cannot name alone.\n\
-         # `skillc plan --propose` adds `proposed` entries; set each to \"accepted\" (edit `name`\n\
-         # first if needed: it must stay inside the vocabulary) or \"rejected\". See docs/authoring.md.\n\
-         version = 1\n",
-    );
+    let mut out = String::from(HEADER);
     for (skill, object) in objects {
         out.push_str(&format!(
             "\n[[skill]]\nname = {}\nobject = {}\n",
@@ -252,25 +254,79 @@ pub fn render(objects: &BTreeMap<String, String>, entries: &[Entry]) -> String {
     let mut sorted: Vec<&Entry> = entries.iter().collect();
     sorted.sort_by(|a, b| (&a.skill, &a.subcommand).cmp(&(&b.skill, &b.subcommand)));
     for e in sorted {
-        out.push_str(&format!(
-            "\n[[translation]]\nskill = {}\nsubcommand = {}\nstatus = {}\nname = {}\n",
-            toml_str(&e.skill),
-            toml_str(&e.subcommand),
-            toml_str(e.status.as_str()),
-            toml_str(&e.name)
-        ));
-        if !e.evidence.is_empty() {
-            out.push_str("evidence = [\n");
-            for ev in &e.evidence {
-                out.push_str(&format!("  {},\n", toml_str(ev)));
-            }
-            out.push_str("]\n");
-        }
-        if let Some(n) = &e.note {
-            out.push_str(&format!("note = {}\n", toml_str(n)));
-        }
+        out.push_str(&entry_text(e));
     }
     out
+}
+
+/// One `[[translation]]` entry, with the blank line before it.
+fn entry_text(e: &Entry) -> String {
+    use crate::util::toml_str;
+    let mut out = format!(
+        "\n[[translation]]\nskill = {}\nsubcommand = {}\nstatus = {}\nname = {}\n",
+        toml_str(&e.skill),
+        toml_str(&e.subcommand),
+        toml_str(e.status.as_str()),
+        toml_str(&e.name)
+    );
+    if !e.evidence.is_empty() {
+        out.push_str("evidence = [\n");
+        for ev in &e.evidence {
+            out.push_str(&format!("  {},\n", toml_str(ev)));
+        }
+        out.push_str("]\n");
+    }
+    if let Some(n) = &e.note {
+        out.push_str(&format!("note = {}\n", toml_str(n)));
+    }
+    out
+}
+
+/// Adds `new` entries to the file `text` and returns the new text (pure). Everything already
+/// in the file — comments, blank lines, key order, the order of its entries, a reviewer's
+/// edits — is kept byte for byte (`toml_edit` edits the document in place); each new entry
+/// goes before the first existing entry that sorts after it (by skill, then sub-command), so a
+/// sorted file stays sorted. An empty `text` starts a new file with its header.
+///
+/// # Errors
+/// The parse error's message when `text` is not TOML, or when its `translation` key is not an
+/// array of tables: the file is then never written over.
+pub fn add_entries(text: &str, new: &[Entry]) -> Result<String, String> {
+    use toml_edit::{DocumentMut, Item};
+    let base = if text.trim().is_empty() { HEADER } else { text };
+    let mut doc: DocumentMut = base.parse().map_err(|e: toml_edit::TomlError| e.to_string())?;
+    let mut sorted: Vec<&Entry> = new.iter().collect();
+    sorted.sort_by(|a, b| (&a.skill, &a.subcommand).cmp(&(&b.skill, &b.subcommand)));
+    let list = doc
+        .entry("translation")
+        .or_insert(Item::ArrayOfTables(toml_edit::ArrayOfTables::new()))
+        .as_array_of_tables_mut()
+        .ok_or("`translation` is not an array of tables ([[translation]])")?;
+    for e in sorted {
+        let one: DocumentMut = entry_text(e)
+            .parse()
+            .map_err(|err: toml_edit::TomlError| err.to_string())?;
+        let Some(mut table) = one
+            .get("translation")
+            .and_then(Item::as_array_of_tables)
+            .and_then(|a| a.get(0))
+            .cloned()
+        else {
+            return Err("internal: a rendered entry did not parse as [[translation]]".to_owned());
+        };
+        // No position of its own: it is written right after the entry before it.
+        table.set_position(None);
+        let key = (e.skill.as_str(), e.subcommand.as_str());
+        let at = list
+            .iter()
+            .position(|t| {
+                let get = |k: &str| t.get(k).and_then(Item::as_str).unwrap_or_default();
+                (get("skill"), get("subcommand")) > key
+            })
+            .unwrap_or(list.len());
+        list.insert(at, table);
+    }
+    Ok(doc.to_string())
 }
 
 #[cfg(test)]
@@ -311,5 +367,47 @@ mod tests {
         );
         assert_eq!(broken.diagnostics[0].rule.code, "TR010");
         assert!(broken.diagnostics[0].span.start.line >= 2);
+    }
+
+    fn proposed(skill: &str, sub: &str) -> Entry {
+        Entry {
+            skill: skill.into(),
+            subcommand: sub.into(),
+            status: Status::Proposed,
+            name: format!("list_tools_{skill}"),
+            evidence: vec!["command word \"list\"".into()],
+            note: None,
+            line: 0,
+        }
+    }
+
+    #[test]
+    fn added_entries_keep_comments_and_the_reviewers_order() {
+        let text = "# my notes\nversion = 1\n\n# keep this one: checked by hand\n[[translation]]\nskill = \"b\"\nsubcommand = \"z\"\nstatus = \"accepted\"   # reviewed\nname = \"list_tools_b\"\n\n[[translation]]\nskill = \"a\"\nsubcommand = \"y\"\nstatus = \"rejected\"\nname = \"list_tools_a\"\n# trailing comment\n";
+        let out = add_entries(text, &[proposed("c", "x"), proposed("b", "a")]).expect("parses");
+        assert!(parse("translations.toml", &out).diagnostics.is_empty(), "{out}");
+        // Every byte of the old file is still there, in order: only whole entries are added.
+        let mut rest = out.as_str();
+        for line in text.lines() {
+            let at = rest.find(line).unwrap_or_else(|| panic!("lost {line:?} in\n{out}"));
+            rest = &rest[at + line.len()..];
+        }
+        let order: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("subcommand = ")).collect();
+        // The reviewer's (unsorted) order is kept; new entries go before the first that sorts
+        // after them, else at the end.
+        assert_eq!(order, ["\"a\"", "\"z\"", "\"y\"", "\"x\""], "{out}");
+        // Into an empty file: the same text as a whole render.
+        let fresh = add_entries("", &[proposed("c", "x"), proposed("b", "a")]).expect("new file");
+        assert_eq!(
+            fresh,
+            render(&BTreeMap::new(), &[proposed("b", "a"), proposed("c", "x")])
+        );
+    }
+
+    #[test]
+    fn a_file_that_does_not_parse_is_never_written_over() {
+        for bad in ["version = 1\n[[translation]\n", "version = 1\ntranslation = 3\n"] {
+            assert!(add_entries(bad, &[proposed("a", "b")]).is_err(), "{bad}");
+        }
     }
 }

@@ -133,6 +133,11 @@ impl QualifierClass {
         "time", "scope", "state", "format", "kind", "source", "property", "object",
     ];
 
+    /// Its name in a vocabulary file (`time`): the entry of [`QualifierClass::NAMES`].
+    pub fn as_str(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
     /// The class of a name (`time`), if it is one.
     pub fn from_name(name: &str) -> Option<QualifierClass> {
         use QualifierClass::*;

@@ -11,7 +11,7 @@ fn run(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
 }
 
 /// A project with one small skill (two sub-commands) and a fixed test key.
-fn project() -> tempfile::TempDir {
+pub(crate) fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     let skill = dir.path().join("skills/ledger");
     std::fs::create_dir_all(skill.join("scripts")).expect("mkdir");

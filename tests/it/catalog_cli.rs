@@ -225,3 +225,128 @@ fn update_refuses_local_edits_without_force() {
     assert!(std::fs::read_to_string(&local).unwrap().contains("1.2.0"));
     assert_eq!(run(p.path(), &["update", "not-locked"]).code, Some(1));
 }
+
+/// A skill `upd` at version `v` in `dir/upd`; returns the folder.
+fn upstream_skill(dir: &std::path::Path, name: &str, v: &str) -> std::path::PathBuf {
+    let src = dir.join(name);
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("SKILL.md"),
+        format!(
+            "---\nname: {name}\ndescription: Updates things. Use when asked to update.\nversion: {v}\n---\n\n# {name}\n\nRun it.\n"
+        ),
+    )
+    .unwrap();
+    src
+}
+
+#[test]
+fn update_all_leaves_an_archived_skill_in_the_archive() {
+    let p = project();
+    let upstream = tempfile::tempdir().unwrap();
+    let src = upstream_skill(upstream.path(), "upd", "1.0.0");
+    let imported = run(p.path(), &["install", &src.display().to_string()]);
+    assert_eq!(imported.code, Some(0), "{imported:?}");
+    let removed = run(p.path(), &["remove", "upd"]);
+    assert_eq!(removed.code, Some(0), "{removed:?}");
+    // Unchanged upstream, then changed: `--all` brings back neither.
+    for v in ["1.0.0", "1.1.0"] {
+        upstream_skill(upstream.path(), "upd", v);
+        let all = run(p.path(), &["update", "--all"]);
+        assert_eq!(all.code, Some(0), "{all:?}");
+        assert!(
+            !p.path().join("skills/upd").exists(),
+            "--all resurrected it: {}",
+            all.stdout
+        );
+        assert!(
+            all.stdout.contains("archived    upd: archived (skills-archive/upd-"),
+            "{}",
+            all.stdout
+        );
+        let j = run(p.path(), &["update", "--all", "--format", "json"]).json();
+        assert_eq!(j["skills"][0]["status"], "archived", "{j}");
+        assert_eq!(j["summary"]["archived"], 1, "{j}");
+    }
+    // Named, it is fetched again, and the output says it was archived.
+    let named = run(p.path(), &["update", "upd"]);
+    assert_eq!(named.code, Some(0), "{named:?}");
+    assert!(
+        named
+            .stdout
+            .contains("it was archived: the archived copy stays in skills-archive/upd-"),
+        "{}",
+        named.stdout
+    );
+    assert!(
+        std::fs::read_to_string(p.path().join("skills/upd/SKILL.md"))
+            .unwrap()
+            .contains("1.1.0")
+    );
+    // Back in the skills root, it is updated by `--all` again.
+    upstream_skill(upstream.path(), "upd", "1.2.0");
+    let all = run(p.path(), &["update", "--all"]);
+    assert!(all.stdout.contains("updated     upd"), "{}", all.stdout);
+}
+
+#[test]
+fn an_import_elsewhere_never_relabels_a_skill_of_the_same_name() {
+    let p = project();
+    let lock = p.path().join("skillc.lock");
+    let upstream = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let into = elsewhere.path().display().to_string();
+    // A hand-written skill of the project (skills/todo) and a stranger of the same name.
+    let stranger = upstream_skill(upstream.path(), "todo", "9.0.0");
+    let before = crate::common::tree(&p.path().join("skills/todo"));
+    let r = run(
+        p.path(),
+        &[
+            "import",
+            &stranger.display().to_string(),
+            "--into",
+            &into,
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(r.code, Some(0), "{r:?}");
+    let j = r.json();
+    assert_eq!(j["sources"][0]["status"], "skipped", "{j}");
+    assert_eq!(j["sources"][0]["code"], "IM006", "{j}");
+    let reason = j["sources"][0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("already exists at skills/todo") && reason.contains("never relabels"),
+        "{reason}"
+    );
+    assert!(!elsewhere.path().join("todo").exists());
+    assert!(
+        !std::fs::read_to_string(&lock)
+            .unwrap_or_default()
+            .contains("name = \"todo\"")
+    );
+    assert_eq!(crate::common::tree(&p.path().join("skills/todo")), before);
+
+    // An imported skill (recorded in skillc.lock) is not relabelled either, even archived.
+    let src = upstream_skill(upstream.path(), "upd", "1.0.0");
+    assert_eq!(run(p.path(), &["install", &src.display().to_string()]).code, Some(0));
+    let locked = std::fs::read_to_string(&lock).unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let impostor = upstream_skill(other.path(), "upd", "6.6.6");
+    assert_eq!(run(p.path(), &["remove", "upd"]).code, Some(0));
+    let r = run(p.path(), &["import", &impostor.display().to_string(), "--into", &into]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert!(
+        r.stdout.contains("skipped  upd")
+            && r.stdout.contains("recorded in skillc.lock")
+            && r.stdout.contains("[IM006]"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(&lock).unwrap(),
+        locked,
+        "the lock entry was relabelled"
+    );
+    assert!(!elsewhere.path().join("upd").exists());
+}

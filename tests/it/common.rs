@@ -72,6 +72,12 @@ where
 /// Runs `skillc ARGS` in `cwd` with `env` set, in a clean environment: no colours, no signing
 /// key and no `SOURCE_DATE_EPOCH` inherited from the caller.
 pub fn skillc_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut cmd = command_env(cwd, args, env);
+    Run::from_output(cmd.output().unwrap_or_else(|e| panic!("cannot run {SKILLC}: {e}")))
+}
+
+/// The command of [`skillc_env`].
+fn command_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut cmd = Command::new(SKILLC);
     cmd.args(args)
         .current_dir(cwd)
@@ -83,7 +89,26 @@ pub fn skillc_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    Run::from_output(cmd.output().unwrap_or_else(|e| panic!("cannot run {SKILLC}: {e}")))
+    cmd
+}
+
+/// [`skillc_env`] for at most 60 s, standard input closed: a command that would run until
+/// stopped (a `serve` that accepts its catalog) is killed then, and its exit code is `None`.
+pub fn skillc_bounded(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut cmd = command_env(cwd, args, env);
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot run {SKILLC}: {e}"));
+    let start = std::time::Instant::now();
+    while child.try_wait().ok().flatten().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Run::from_output(child.wait_with_output().unwrap_or_else(|e| panic!("{SKILLC}: {e}")))
 }
 
 /// Every diagnostic of a `check --format json` report, as `(code, severity)` pairs.

@@ -780,8 +780,18 @@ fn local_folders_and_lone_skill_files() {
         ),
     );
     let tiered = src.path().join("tiered");
-    let gaia = "---\nname: tiered\ndescription: A community skill. Use when testing tiers.\nmetadata:\n  gaia:\n    security_tier: community   # claimed by the author\n    permissions:\n      - network:read\n      - shell:execute\n---\n\nBody.\n";
+    let gaia = "---\nname: tiered\ndescription: A community skill. Use when testing tiers.\nmetadata:\n  gaia:\n    security_tier: community   # claimed by the author\n    permissions:\n      - network:read\n---\n\nBody.\n";
     write(&tiered.join("SKILL.md"), gaia);
+    // Permissions only the claimed tier allowed: once reset, `skillc check` rejects the skill
+    // (SK052), so the import refuses it (IM005) rather than install what `build` rejects.
+    let overreach = src.path().join("overreach");
+    write(
+        &overreach.join("SKILL.md"),
+        gaia.replace("tiered", "overreach").replace(
+            "      - network:read\n",
+            "      - network:read\n      - shell:execute\n",
+        ),
+    );
     let broken = src.path().join("broken");
     write(&broken.join("SKILL.md"), "---\nname: broken\ndescription: [a, b\n---\n");
     let mismatch = src.path().join("toolong");
@@ -797,6 +807,7 @@ fn local_folders_and_lone_skill_files() {
         &folder,
         &lone,
         &tiered,
+        &overreach,
         &broken,
         &mismatch,
         &linked,

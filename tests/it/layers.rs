@@ -170,6 +170,8 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "model",
             "rules",
             "sign",
+            // `translations.toml` is checked, as the vocabulary is, before anything is named.
+            "translate",
             "util",
             "vocab",
         ],

@@ -202,3 +202,35 @@ fn broken_model_folders_are_errors_that_name_the_file() {
     let e = LocalModel::load(dir.path()).unwrap_err();
     assert!(e.to_string().contains("model.safetensors"), "{e}");
 }
+
+/// `skillc menu calibrate` with the local model fused into the menu (issue 19, acceptance 2,
+/// local-model half): the shared corpus built as one catalog with `[menu] embedder = { path
+/// = … }`, the labelled battery, and the floors BENCHMARKS.md records ("Menu with the local
+/// model"), over all turns and over the held-out third. Needs the weights and the corpus
+/// (both required under CI); embedding the catalog's 1,216 documents costs ~3 CPU-minutes.
+#[test]
+fn calibrate_on_the_battery_with_the_local_model() {
+    let Some(model) = model_dir() else { return };
+    let menu = format!(
+        "\n[menu]\ngate_triggerless = true\nembedder = {{ local = {:?} }}\n",
+        model.display().to_string()
+    );
+    let Some((dir, human, v)) = crate::menu::battery::calibrated_corpus(&menu) else {
+        return;
+    };
+    assert!(human.contains("recorded τ for lexical/2+local:"), "{human}");
+    let get = |x: &serde_json::Value, k: &str| x[k].as_f64().unwrap_or(-1.0);
+    let (rank, at, held) = (&v["ranking"]["all"], &v["at_tau"]["all"], &v["at_tau"]["held_out"]);
+    // Measured (BENCHMARKS.md): ranking 0.795, at τ 0.675, held-out at τ 0.724 — the floors
+    // leave a few turns of margin. The issue's target (0.85 at τ) is not reached.
+    for (what, x, floor) in [
+        ("ranking recall@3", get(rank, "recall_at_3"), 0.77),
+        ("recall@3 at τ", get(at, "recall_at_3"), 0.64),
+        ("held-out recall@3 at τ", get(held, "recall_at_3"), 0.66),
+    ] {
+        assert!(x >= floor, "{what} {x} < {floor}: {v}");
+    }
+    assert!(get(at, "false_offers") <= 0.15, "{at}");
+    let recorded = std::fs::read_to_string(dir.path().join("menu-calibration.toml")).unwrap();
+    assert!(recorded.contains("+fuse/2\""), "{recorded}");
+}

@@ -7,6 +7,7 @@
 
 mod admit;
 mod adversarial;
+mod bad_input;
 mod build;
 mod catalog_cli;
 mod check;
@@ -35,11 +36,13 @@ mod parser_edges;
 mod pinning;
 mod plan;
 mod publish;
+mod reader_trust;
 mod review;
 mod sarif;
 mod scan;
 mod serve;
 mod tidy;
+mod trust_cli;
 mod truth;
 mod watch;
 mod wrappers;

@@ -107,8 +107,8 @@ fn an_accepted_name_outside_the_vocabulary_is_rejected() {
     );
 }
 
-#[test]
-fn a_malformed_translations_file_is_diagnosed_with_file_and_line() {
+/// A one-skill project whose only sub-command the vocabulary names `list_tools_frob`.
+fn frob_project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     let skill = dir.path().join("skills/frob");
     std::fs::create_dir_all(skill.join("scripts")).expect("mkdir");
@@ -118,14 +118,109 @@ fn a_malformed_translations_file_is_diagnosed_with_file_and_line() {
         "---\nname: frob\ndescription: Lists widgets.\n---\n\n```bash\npython3 scripts/f.py tools list\n```\n",
     )
     .expect("write");
+    dir
+}
+
+/// Writes `text` as the project's `translations.toml`, runs `skillc args` and checks that it
+/// stops with exit status 2 and a diagnostic at `at` (`translations.toml:6:10`); its stderr.
+fn refused(dir: &Path, text: &str, args: &[&str], at: &str) -> String {
+    std::fs::write(translations(dir), text).expect("write");
+    let run = skillc(dir, args);
+    assert_eq!(
+        run.code,
+        Some(2),
+        "a malformed file stops the command, as a malformed vocabulary does:\n{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(run.stderr.contains(at), "want {at}:\n{}", run.stderr);
+    run.stderr
+}
+
+#[test]
+fn a_malformed_translations_file_is_diagnosed_with_file_and_line() {
+    let dir = frob_project();
     let bad = "version = 1\n\n[[translation]]\nskill = \"frob\"\nsubcommand = \"tools list\"\nstatus = \"maybe\"\nname = \"list_tools_frob\"\n";
-    std::fs::write(translations(dir.path()), bad).expect("write");
-    let run = skillc(dir.path(), ["plan"]);
-    assert!(run.stderr.contains("TR010"), "{}", run.stderr);
-    assert!(run.stderr.contains("translations.toml:6:"), "{}", run.stderr);
-    // The entry is ignored: the sub-command is translated as if it had none.
-    assert!(run.stdout.contains("list_tools_frob"), "{}", run.stdout);
-    std::fs::write(translations(dir.path()), "version = 1\n[[translation]\n").expect("write");
-    let run = skillc(dir.path(), ["plan"]);
-    assert!(run.stderr.contains("translations.toml:2:"), "{}", run.stderr);
+    let stderr = refused(dir.path(), bad, &["plan"], "translations.toml:6:10");
+    assert!(stderr.contains("TR010"), "{stderr}");
+    refused(
+        dir.path(),
+        "version = 1\n[[translation]\n",
+        &["plan"],
+        "translations.toml:2:",
+    );
+    let once = bad.replace("maybe", "accepted");
+    let twice = format!("{once}{}", &once["version = 1\n".len()..]);
+    let stderr = refused(dir.path(), &twice, &["plan"], "translations.toml:9:1");
+    assert!(stderr.contains("TR011"), "{stderr}");
+}
+
+#[test]
+fn build_refuses_a_malformed_translations_file_instead_of_naming_around_it() {
+    let dir = frob_project();
+    // The reviewer rejected the name; a typo elsewhere in the file must not make the build
+    // ignore the whole file and sign the rejected name.
+    let text = "version = 1\n\n[[translation]]\nskill = \"frob\"\nsubcommand = \"tools list\"\nstatus = \"rejected\"\nname = \"list_tools_frob\"\n\n[[translation]]\nskill = \"frob\"\nsubcommand = \"other\"\nstatus = \"accepted\"\nnmae = \"x\"\n";
+    let stderr = refused(dir.path(), text, &["build"], "translations.toml:13:1");
+    assert!(stderr.contains("TR010"), "{stderr}");
+    assert!(
+        !dir.path().join("out/catalog.toml").exists(),
+        "nothing is signed from a file that cannot be read"
+    );
+    // Fixed, the reviewer's rejection holds.
+    std::fs::write(
+        translations(dir.path()),
+        &text[..text
+            .find("\n\n[[translation]]\nskill = \"frob\"\nsubcommand = \"other\"")
+            .expect("second")],
+    )
+    .expect("write");
+    let run = skillc(dir.path(), ["build"]);
+    assert!(
+        run.stdout.contains("TR008") || run.stderr.contains("TR008"),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+}
+
+#[test]
+fn propose_never_writes_over_a_file_it_cannot_read_and_keeps_comments() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let skill = dir.path().join("skills/frob");
+    std::fs::create_dir_all(skill.join("scripts")).expect("mkdir");
+    for script in ["f.py", "g.py"] {
+        std::fs::write(skill.join("scripts").join(script), "").expect("write");
+    }
+    // `frobnicate` gets a proposal from its heading; `zork` is reviewed already.
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: frob\ndescription: Frobnicates widgets.\n---\n\n## Export the reports\n\n```bash\npython3 scripts/f.py frobnicate\n```\n\n## Zork\n\n```bash\npython3 scripts/g.py zork\n```\n",
+    )
+    .expect("write");
+    let path = translations(dir.path());
+    // Unparsable: refused with exit 2, the file byte for byte as it was.
+    let broken = "version = 1\n# my review notes\n[[translation]\nskill = \"frob\"\n";
+    let stderr = refused(dir.path(), broken, &["plan", "--propose"], "translations.toml:3:");
+    assert!(stderr.contains("--propose writes nothing"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), broken);
+    // Parsable, with a reviewer's comments and an accepted entry: both kept, proposals added.
+    let reviewed = "# Reviewed by hand; ask Ada before changing.\nversion = 1\n\n# checked against the docs\n[[translation]]\nskill = \"frob\"\nsubcommand = \"zork\"\nstatus = \"rejected\"  # not a real command\nname = \"run_tools_frob\"\n";
+    std::fs::write(&path, reviewed).expect("write");
+    let run = skillc(dir.path(), ["plan", "--propose"]);
+    assert!(matches!(run.code, Some(0 | 1)), "{}", run.stderr);
+    let text = std::fs::read_to_string(&path).expect("read");
+    let mut rest = text.as_str();
+    for line in reviewed.lines() {
+        let at = rest.find(line).unwrap_or_else(|| panic!("lost {line:?}:\n{text}"));
+        rest = &rest[at + line.len()..];
+    }
+    assert!(
+        text.contains("subcommand = \"frobnicate\"\nstatus = \"proposed\""),
+        "a proposal is added:\n{text}"
+    );
+    assert!(
+        text.contains("# checked against the docs\n[[translation]]\nskill = \"frob\"\nsubcommand = \"zork\""),
+        "a comment stays with its entry:\n{text}"
+    );
 }

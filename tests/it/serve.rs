@@ -574,3 +574,50 @@ fn hostile_clients_get_json_errors_and_the_server_goes_on() {
     assert_eq!(s.get("/api/catalog").status, 200);
     assert!(!p.path().join("etc").exists());
 }
+
+/// The start banner counts the skills as `GET /api/skills` lists them (one count), and says
+/// how many of those are offered (a rejected and a disabled skill are listed, not offered).
+#[test]
+fn the_start_banner_counts_skills_as_the_list_route_does() {
+    let p = project();
+    let skills = p.path().join("skills");
+    std::fs::create_dir_all(skills.join("misnamed")).unwrap();
+    // Its name is not its folder's: rejected by the build as a whole, listed from the report.
+    std::fs::write(
+        skills.join("misnamed/SKILL.md"),
+        "---\nname: another-name\ndescription: Does things. Use when asked.\n---\n\n# x\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(skills.join("switched-off")).unwrap();
+    std::fs::write(
+        skills.join("switched-off/SKILL.md"),
+        "---\nname: switched-off\ndescription: Does things. Use when asked.\nmetadata:\n  disabled: \"true\"\n---\n\n# x\n",
+    )
+    .unwrap();
+    let built = crate::common::skillc_env(p.path(), &["build", "--quiet"], &[crate::common::server::SDE]);
+    assert_ne!(built.code, Some(2), "{built:?}");
+    let s = Server::start(p.path(), &[]);
+    let list = s.get("/api/skills").json();
+    let statuses: Vec<&str> = list["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["status"].as_str().unwrap())
+        .collect();
+    assert!(
+        statuses.contains(&"rejected") && statuses.contains(&"disabled"),
+        "{statuses:?}"
+    );
+    let count = list["count"].as_u64().unwrap() as usize;
+    let offered = statuses
+        .iter()
+        .filter(|s| !matches!(**s, "rejected" | "disabled"))
+        .count();
+    assert!(
+        s.banner.contains(&format!(
+            "{count} skills listed ({offered} offered, 1 disabled, 1 rejected by the build)"
+        )),
+        "{}",
+        s.banner
+    );
+}

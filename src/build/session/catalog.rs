@@ -122,15 +122,17 @@ pub(super) fn sign(listed: &Listed, opts: &Options, previous: &State, same_key: 
     };
     let days = i64::from(opts.expires_days) * 86_400;
     let fingerprint = sha256(format!("{}\n{days}", body(0, "")).as_bytes());
+    // A kept expiry must still be ahead of the clock: an expired catalog is renewed.
+    let ahead = |c: &CatalogState| c.expires.parse::<jiff::Timestamp>().is_ok_and(|t| t.as_second() > now);
     let (version, expires) = match (opts.sde, &previous.catalog) {
         (Some(t), _) => (t, rfc3339(t + days)),
-        (None, Some(c)) if c.fingerprint == fingerprint => (c.version, c.expires.clone()),
+        (None, Some(c)) if c.fingerprint == fingerprint && ahead(c) => (c.version, c.expires.clone()),
         (None, prev) => {
             let v = prev.as_ref().map_or(now, |c| now.max(c.version + 1));
             (v, rfc3339(v + days))
         }
     };
-    let expired = (version + days <= jiff::Timestamp::now().as_second()).then(|| expires.clone());
+    let expired = (version + days <= now.max(jiff::Timestamp::now().as_second())).then(|| expires.clone());
     let text = body(version, &expires);
     let text_sha = sha256(text.as_bytes());
     let signed = previous.outputs.get(emit::CATALOG).is_none_or(|o| o.sha256 != text_sha) || !same_key;

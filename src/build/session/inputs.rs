@@ -439,6 +439,11 @@ impl Session {
         if !self.fresh || self.force || prev.format != FORMAT || prev.inputs != fingerprint {
             return None;
         }
+        // An expired catalog is not up to date: the build renews it (or, under an old
+        // `SOURCE_DATE_EPOCH`, says it is expired).
+        if prev.expires_at.is_some_and(|t| t <= jiff::Timestamp::now().as_second()) {
+            return None;
+        }
         let now = store::out_stat(&self.opts.out_dir)?;
         (now == prev.out).then(|| Outcome {
             up_to_date: true,

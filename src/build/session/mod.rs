@@ -99,6 +99,17 @@ pub enum BuildError {
     /// The vocabulary has errors: nothing can be translated.
     #[error("the vocabulary {0} has errors")]
     Vocabulary(String, Vec<Diagnostic>),
+    /// The project's `translations.toml` has errors: a reviewer's decisions cannot be read,
+    /// so nothing is named from the vocabulary alone behind their back (issue 12, acc. 4).
+    #[error("{path} has errors")]
+    Translations {
+        /// The path shown (`translations.toml`).
+        path: String,
+        /// Its error diagnostics (TR010, TR011), with file:line:column.
+        diagnostics: Vec<Diagnostic>,
+        /// The file's text, for the snippets.
+        text: String,
+    },
     /// The menu's dense embedder failed while the menu index was built.
     #[error(
         "the menu's embedder failed: {0} (check `[menu] embedder` in pipeline.toml, or remove it to use the built-in embedder)"
@@ -362,19 +373,9 @@ impl Session {
         db::set_text_if_changed(&mut self.db, self.translations, text)
     }
 
-    /// Builds: answers "up to date" when nothing changed since the last build (fresh process),
-    /// else computes what the changed inputs feed, signs what changed and writes what differs.
-    /// `now` is the clock (seconds), used when `SOURCE_DATE_EPOCH` is unset.
-    ///
-    /// # Errors
-    /// [`BuildError::Vocabulary`] when the vocabulary has errors; [`BuildError::Emit`] when
-    /// writing fails.
-    pub fn build(&mut self, now: i64, sink: Sink<'_>) -> Result<Outcome, BuildError> {
-        let timer = Timer::new();
-        let fingerprint = match self.check_inputs(&timer)? {
-            Ok(fingerprint) => fingerprint,
-            Err(up_to_date) => return Ok(up_to_date),
-        };
+    /// The project files every skill's translation reads: an error in the vocabulary or in
+    /// `translations.toml` stops the build before anything is named.
+    fn check_files(&self) -> Result<(), BuildError> {
         let lv = vocab::vocabulary(&self.db, self.vocab);
         if lv.diagnostics.iter().any(|d| d.severity == Severity::Error) {
             return Err(BuildError::Vocabulary(
@@ -382,6 +383,32 @@ impl Session {
                 lv.diagnostics.clone(),
             ));
         }
+        let review = crate::translate::review::review(&self.db, self.translations);
+        if review.diagnostics.iter().any(|d| d.severity == Severity::Error) {
+            return Err(BuildError::Translations {
+                path: review.path.clone(),
+                diagnostics: review.diagnostics.clone(),
+                text: self.opts.translations.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Builds: answers "up to date" when nothing changed since the last build (fresh process),
+    /// else computes what the changed inputs feed, signs what changed and writes what differs.
+    /// `now` is the clock (seconds), used when `SOURCE_DATE_EPOCH` is unset.
+    ///
+    /// # Errors
+    /// [`BuildError::Vocabulary`] when the vocabulary has errors, [`BuildError::Translations`]
+    /// when `translations.toml` has; [`BuildError::Emit`] when
+    /// writing fails.
+    pub fn build(&mut self, now: i64, sink: Sink<'_>) -> Result<Outcome, BuildError> {
+        let timer = Timer::new();
+        let fingerprint = match self.check_inputs(&timer)? {
+            Ok(fingerprint) => fingerprint,
+            Err(up_to_date) => return Ok(up_to_date),
+        };
+        self.check_files()?;
         timer.lap("vocabulary");
         if self.state.is_none() {
             self.state = Some(Arc::new(

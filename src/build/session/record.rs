@@ -115,6 +115,11 @@ impl Session {
             totals: outcome.totals,
             executors: outcome.executors,
             rejected: outcome.rejected.clone(),
+            expires_at: state
+                .catalog
+                .as_ref()
+                .and_then(|c| c.expires.parse::<jiff::Timestamp>().ok())
+                .map(jiff::Timestamp::as_second),
         };
         if self.disk_fingerprint.as_ref() != Some(&fp) {
             update.fingerprint = Some(fp.clone());

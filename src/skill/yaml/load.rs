@@ -52,8 +52,12 @@ pub fn load(src: &Source<'_>, range: Range<usize>) -> Loaded {
         let (event, span) = match item {
             Ok(x) => x,
             Err(e) => {
-                let at = base + char_to_byte.byte(e.marker().index());
                 let msg = e.info().to_string();
+                let mut at = char_to_byte.byte(e.marker().index());
+                if msg.contains("tab") {
+                    at = tab_at(text, at);
+                }
+                let at = base + at;
                 diags.push(invalid(
                     src,
                     at..at,
@@ -150,6 +154,29 @@ pub fn load(src: &Source<'_>, range: Range<usize>) -> Loaded {
         root,
         diagnostics: diags,
     }
+}
+
+/// Where the tab of a tab error is, from `at`, the byte offset of `text` the parser points
+/// at. The parser may point past the tab (at the content after it) or at the start of the
+/// token it was reading, lines before (a plain scalar continued by a tab-indented line): the
+/// tab at `at`; else the first tab of the indentation of `at`'s line; else the first tab
+/// after `at` that indents a line; else the first tab after `at`; else `at`.
+fn tab_at(text: &str, at: usize) -> usize {
+    let bytes = text.as_bytes();
+    let at = at.min(bytes.len());
+    if bytes.get(at) == Some(&b'\t') {
+        return at;
+    }
+    let line_start = |i: usize| bytes[..i].iter().rposition(|&b| b == b'\n').map_or(0, |n| n + 1);
+    let indents = |i: usize| bytes[line_start(i)..i].iter().all(|&b| b == b' ' || b == b'\t');
+    let start = line_start(at);
+    if let Some(i) = bytes[start..at].iter().position(|&b| b == b'\t')
+        && indents(start + i)
+    {
+        return start + i;
+    }
+    let after = || (at..bytes.len()).filter(|&i| bytes[i] == b'\t');
+    after().find(|&i| indents(i)).or_else(|| after().next()).unwrap_or(at)
 }
 
 /// `SK006` at `span`.
@@ -316,5 +343,41 @@ impl CharMap {
         } else {
             self.offsets.get(char_index).copied().unwrap_or(self.len)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The (1-based line, column) of the `SK006` of a frontmatter text.
+    fn sk006(yaml: &str) -> (u32, u32) {
+        let src = Source::new("SKILL.md", yaml);
+        let loaded = load(&src, 0..yaml.len());
+        let d = loaded
+            .diagnostics
+            .iter()
+            .find(|d| d.rule.code == "SK006")
+            .unwrap_or_else(|| panic!("no SK006 for {yaml:?}: {:?}", loaded.diagnostics));
+        (d.span.start.line, d.span.start.column)
+    }
+
+    #[test]
+    fn tab_errors_point_at_the_tab() {
+        // The parser points at the start of `csv` (line 1) or past the tab: the tab is meant.
+        assert_eq!(sk006("name: csv\n\tdescription: x\n"), (2, 1));
+        assert_eq!(sk006("metadata:\n\tauthor: a\n"), (2, 1));
+        assert_eq!(sk006("metadata:\n  a: 1\n \tb: 2\n"), (3, 2));
+        assert_eq!(sk006("name: a\ndescription: b\n\tlicense: MIT\n"), (3, 1));
+    }
+
+    #[test]
+    fn the_tab_is_found_from_where_the_parser_points() {
+        assert_eq!(tab_at("a\tb", 1), 1);
+        assert_eq!(tab_at("x: a\tb\n\tc", 3), 7, "a tab inside a value does not indent");
+        assert_eq!(tab_at("  \tc", 3), 2);
+        assert_eq!(tab_at("x: a\tb", 0), 4, "no indenting tab: the first after");
+        assert_eq!(tab_at("no tab", 2), 2);
+        assert_eq!(tab_at("", 5), 0);
     }
 }

@@ -32,6 +32,8 @@ pub struct Server {
     pub addr: String,
     /// The project folder.
     pub dir: PathBuf,
+    /// The line it printed when it started serving (`serving http://ADDR — …`).
+    pub banner: String,
 }
 
 impl Drop for Server {
@@ -69,6 +71,7 @@ impl Server {
             .args(extra)
             .current_dir(dir)
             .env("NO_COLOR", "1")
+            .env("XDG_STATE_HOME", super::state_home())
             .env(SDE.0, SDE.1)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -78,18 +81,24 @@ impl Server {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(rest) = line.strip_prefix("serving http://") {
-                    let _ = tx.send(rest.split_whitespace().next().unwrap_or_default().to_owned());
+                if line.starts_with("serving http://") {
+                    let _ = tx.send(line);
                 }
             }
         });
-        let addr = rx
+        let banner = rx
             .recv_timeout(Duration::from_secs(120))
             .expect("skillc serve printed no address");
+        let addr = banner["serving http://".len()..]
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_owned();
         Server {
             child,
             addr,
             dir: dir.to_path_buf(),
+            banner,
         }
     }
 

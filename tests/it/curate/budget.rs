@@ -85,9 +85,10 @@ fn a_spent_day_cap_means_zero_model_calls() {
 
 #[test]
 fn a_failing_or_slow_model_is_unavailable_and_nothing_is_archived() {
-    for (verdict, timeout) in [
-        (json!({"$exit": 3}), 20),
-        (json!({"$sleep": 30, "action": "archive"}), 1),
+    for (verdict, timeout, min_calls) in [
+        (json!({"$exit": 3}), 20, 1),
+        // 3 s, not 1: under load python3 may not even have started within 1 s.
+        (json!({"$sleep": 30, "action": "archive"}), 3, 0),
     ] {
         let p = P::with_curator(&model_line(timeout));
         stale(&p, 3);
@@ -98,12 +99,18 @@ fn a_failing_or_slow_model_is_unavailable_and_nothing_is_archived() {
         let r = r.json();
         assert_eq!(r["reason"], "model_unavailable");
         assert_eq!(r["actions"], json!([]));
-        assert_eq!(p.calls().len(), 1, "the run stops at the first failure");
+        // The run stops at the first failure: one call at most (a model killed by the
+        // timeout before it wrote its call record leaves none).
+        let calls = p.calls().len();
+        assert!(
+            (min_calls..=1).contains(&calls),
+            "the run stops at the first failure: {calls} calls"
+        );
         assert!(p.archived().is_empty());
         assert!(p.curated().is_empty());
         assert!(started.elapsed() < Duration::from_secs(20));
         let w = r["warnings"].to_string();
-        assert!(w.contains("model exploded") || w.contains("timed out after 1s"), "{w}");
+        assert!(w.contains("model exploded") || w.contains("timed out after 3s"), "{w}");
     }
     // No model configured at all.
     let p = P::with_curator("");

@@ -9,6 +9,7 @@ use crate::common::skillc_env;
 #[test]
 fn runtimes_record_events_and_text_is_refused() {
     let p = P::new("");
+    p.skill("pdf-tools", "Fills PDF forms.");
     let rec = |args: &[&str]| {
         let mut all = vec!["events", "record"];
         all.extend_from_slice(args);
@@ -64,12 +65,31 @@ fn runtimes_record_events_and_text_is_refused() {
         assert_eq!(r.code, Some(2), "{bad:?}: {}", r.stderr);
     }
     assert_eq!(p.events().len(), 3, "refused events write nothing");
+    // A skill the project does not have: exit 1, naming the skills it has; nothing written.
+    for kind in [
+        &["skill.loaded", "--session", "s"][..],
+        &["skill.created", "--source", "manual"],
+    ] {
+        let mut args = kind.to_vec();
+        args.extend(["--skill", "pdf-tool"]);
+        let r = rec(&args);
+        assert_eq!(r.code, Some(1), "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("no skill named `pdf-tool`") && r.stderr.contains("the skills are: pdf-tools"),
+            "{}",
+            r.stderr
+        );
+    }
+    assert_eq!(p.events().len(), 3, "an unknown skill writes nothing");
 }
 
 #[test]
 fn concurrent_appends_never_tear_a_line() {
     // Eight processes at a time, each appending long lines: every line arrives whole.
     let p = P::new("");
+    for w in 0..8 {
+        p.skill(&format!("skill-{w}"), "Does one thing.");
+    }
     let root = p.path().to_path_buf();
     let long = "x".repeat(100);
     let threads: Vec<_> = (0..8)

@@ -5,13 +5,16 @@
 
 use crate::common::{manifest_dir, skillc_env, write_test_key};
 
-#[test]
-fn calibrate_on_the_battery() {
-    let Some(corpus) = crate::common::corpus() else { return };
+/// The shared corpus built as one catalog in a temp folder, with `menu` appended to its
+/// pipeline.toml (a `[menu]` table, or nothing), then `skillc menu calibrate` on the battery:
+/// the folder, the human report (which records τ), and the `--dry-run --format json` document.
+/// `None` when the corpus is missing (outside CI).
+pub fn calibrated_corpus(menu: &str) -> Option<(tempfile::TempDir, String, serde_json::Value)> {
+    let corpus = crate::common::corpus()?;
     let dir = tempfile::tempdir().expect("tempdir");
     write_test_key(&dir.path().join("test.key"));
     let pipeline = format!(
-        "[pipeline]\nskills = [{:?}]\nout = \"out\"\n",
+        "[pipeline]\nskills = [{:?}]\nout = \"out\"\n{menu}",
         corpus.display().to_string()
     );
     std::fs::write(dir.path().join("pipeline.toml"), pipeline).expect("write");
@@ -27,13 +30,6 @@ fn calibrate_on_the_battery() {
     let human = skillc_env(dir.path(), &["menu", "calibrate", &battery, "--state", "s.json"], &[]);
     assert_eq!(human.code, Some(0), "{}\n{}", human.stdout, human.stderr);
     println!("{}", human.stdout);
-    assert!(
-        human.stdout.contains("← τ") && human.stdout.contains("recorded τ for lexical/2 doc/1"),
-        "{}",
-        human.stdout
-    );
-    let recorded = std::fs::read_to_string(dir.path().join("menu-calibration.toml")).expect("recorded");
-    assert!(recorded.contains("embedder = \"lexical/2\""), "{recorded}");
     let r = skillc_env(
         dir.path(),
         &[
@@ -48,7 +44,20 @@ fn calibrate_on_the_battery() {
         ],
         &[],
     );
-    let v = r.json();
+    Some((dir, human.stdout, r.json()))
+}
+
+#[test]
+fn calibrate_on_the_battery() {
+    let Some((dir, human, v)) = calibrated_corpus("") else {
+        return;
+    };
+    assert!(
+        human.contains("← τ") && human.contains("recorded τ for lexical/2 doc/1"),
+        "{human}"
+    );
+    let recorded = std::fs::read_to_string(dir.path().join("menu-calibration.toml")).expect("recorded");
+    assert!(recorded.contains("embedder = \"lexical/2\""), "{recorded}");
     let rank = &v["ranking"]["all"]["recall_at_3_by_kind"];
     let at = &v["at_tau"]["all"];
     let get = |x: &serde_json::Value, k: &str| x[k].as_f64().unwrap_or(0.0);

@@ -2,6 +2,6 @@
 //! selection rules over a fixture catalog, the labelled battery over the corpus, and the
 //! external embedder against a local OpenAI-compatible server.
 
-mod battery;
+pub mod battery;
 mod embedder;
 mod select;

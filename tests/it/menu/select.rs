@@ -125,12 +125,61 @@ fn triggers_folding_disabled_and_blank_triggers() {
     // A disabled skill with a matching trigger is never offered, nor in the enum.
     let v = menu(dir, &["--turn", "deploy deploy"]);
     assert!(!slugs(&v).contains(&"retired-deployer".to_owned()), "{v}");
-    // Empty triggers are ignored: the skill is always on.
+    // Empty triggers are ignored: the skill is always on (offered below τ too, `always`; this
+    // turn scores it above τ, so the semantic pass chose it).
     let v = menu(dir, &["--turn", "travel diary of places", "--size", "6"]);
-    assert_eq!(picked(&v)[0], ("blank-triggers".into(), "always".into()));
+    assert_eq!(picked(&v)[0], ("blank-triggers".into(), "semantic".into()));
+    let v = menu(dir, &["--turn", "STRASSE please"]);
+    assert!(picked(&v).contains(&("blank-triggers".into(), "always".into())), "{v}");
     // A skill matched by two passes appears once.
     let all = slugs(&menu(dir, &["--turn", "deploy services to production", "--size", "6"]));
     assert_eq!(all.iter().filter(|s| *s == "deploy-tool").count(), 1, "{all:?}");
+}
+
+/// A blank or oversized turn is refused by the command line as `POST /api/menu` refuses it:
+/// one limit (`skillc::MAX_TURN` bytes), one code (`invalid_turn`), exit status 2 (usage).
+#[test]
+fn blank_and_oversized_turns_are_refused_with_the_routes_code() {
+    let dir = shared();
+    let long = "a".repeat(skillc::MAX_TURN + 1);
+    let longest = format!("pdf {}", "a".repeat(skillc::MAX_TURN - 4));
+    for turn in ["", "   ", "\n\t", long.as_str()] {
+        for args in [
+            vec!["menu", "--turn", turn],
+            vec!["playbook", "pdf-forms", "--menu-turn", turn],
+        ] {
+            let r = run(dir, &args);
+            assert_eq!(r.code, Some(2), "{:?}: {}", &args[..2], r.stderr);
+            assert!(r.stderr.contains("error[invalid_turn]"), "{}", r.stderr);
+            assert!(r.stdout.is_empty(), "{}", r.stdout);
+        }
+    }
+    assert_eq!(longest.len(), skillc::MAX_TURN);
+    assert_eq!(run(dir, &["menu", "--turn", &longest]).code, Some(0));
+    // The other refusals carry the route's codes too.
+    let r = run(dir, &["menu", "--turn", "pdf", "--size", "7"]);
+    assert!(r.stderr.contains("error[invalid_size]"), "{}", r.stderr);
+    let r = run(dir, &["menu", "--turn", "pdf", "--agent", "nobody"]);
+    assert!(r.stderr.contains("error[unknown_agent]"), "{}", r.stderr);
+}
+
+/// The pass says which pass chose a skill: an always-on skill whose score reaches τ was chosen
+/// by the semantic pass; one below τ is there because it is always on (RUNTIME.md §1).
+#[test]
+fn the_pass_names_the_pass_that_chose_the_skill() {
+    let v = menu(shared(), &["--turn", "merge pdf documents"]);
+    let tau = v["threshold"].as_f64().expect("τ");
+    let menu = v["menu"].as_array().expect("menu");
+    assert!(menu.len() == 3, "{v}");
+    let mut passes = std::collections::BTreeSet::new();
+    for m in menu {
+        let (score, pass) = (m["score"].as_f64().expect("score"), m["pass"].as_str().expect("pass"));
+        let want = if score >= tau { "semantic" } else { "always" };
+        assert_eq!(pass, want, "{m} at τ {tau}");
+        passes.insert(pass);
+    }
+    // This turn has both: one skill above τ, the rest filled by always-on skills.
+    assert_eq!(passes.len(), 2, "{v}");
 }
 
 #[test]
@@ -291,7 +340,8 @@ fn flip_last_byte(p: &Path) {
 }
 
 /// A fresh copy of the fixture catalog, tampered with by `tamper`: what `menu` and `playbook`
-/// say of it (exit code, standard error), and whether `verify` refuses it too.
+/// say of it (exit code, standard error), and whether `verify` refuses it too. A catalog that
+/// does not verify is exit status 1 for all three (README, "Exit status").
 fn tampered(tamper: impl Fn(&Path)) -> (Run, Run, Run) {
     let dir = project("");
     tamper(&dir.path().join("out"));
@@ -309,14 +359,15 @@ fn a_tampered_menu_index_or_signature_is_refused() {
         ("catalog.toml.sig", "bad signature: catalog.toml"),
     ] {
         let (menu, playbook, verify) = tampered(|out| flip_byte(&out.join(file)));
+        // Refused as `skillc verify` refuses it: exit 1.
         for r in [&menu, &playbook] {
-            assert_eq!(r.code, Some(2), "{file}: {}{}", r.stdout, r.stderr);
+            assert_eq!(r.code, Some(1), "{file}: {}{}", r.stdout, r.stderr);
             assert!(r.stderr.contains(needle), "{file}: {}", r.stderr);
             assert!(r.stdout.is_empty(), "{file}: {}", r.stdout);
         }
         assert_eq!(verify.code, Some(1), "{file}: verify accepts it");
         let (menu, _, _) = tampered(|out| std::fs::remove_file(out.join(file)).expect("rm"));
-        assert_eq!(menu.code, Some(2), "{file} removed: {}", menu.stderr);
+        assert_eq!(menu.code, Some(1), "{file} removed: {}", menu.stderr);
     }
 }
 
@@ -325,7 +376,7 @@ fn a_tampered_playbook_is_refused_and_the_full_check_sees_the_whole_tree() {
     let (menu, playbook, verify) = tampered(|out| flip_last_byte(&out.join("skills/pdf-forms/SKILL.md")));
     // The menu never reads SKILL.md; the playbook checks it against the signed index.
     assert_eq!(menu.code, Some(0), "{}", menu.stderr);
-    assert_eq!(playbook.code, Some(2), "{}", playbook.stdout);
+    assert_eq!(playbook.code, Some(1), "{}", playbook.stdout);
     assert!(playbook.stdout.is_empty());
     assert!(
         playbook.stderr.contains("hash mismatch: skills/pdf-forms/SKILL.md"),
@@ -338,10 +389,10 @@ fn a_tampered_playbook_is_refused_and_the_full_check_sees_the_whole_tree() {
     flip_last_byte(&dir.path().join("out/report.json"));
     assert_eq!(run(dir.path(), &["menu", "--turn", "pdf"]).code, Some(0));
     let full = run(dir.path(), &["menu", "--turn", "pdf", "--full-verify"]);
-    assert_eq!(full.code, Some(2));
+    assert_eq!(full.code, Some(1));
     assert!(full.stderr.contains("hash mismatch: report.json"), "{}", full.stderr);
     let full = run(dir.path(), &["playbook", "pdf-forms", "--full-verify"]);
-    assert_eq!(full.code, Some(2));
+    assert_eq!(full.code, Some(1));
 }
 
 #[test]
@@ -359,7 +410,7 @@ fn an_expired_or_rolled_back_catalog_is_refused() {
     std::fs::write(dir.path().join("state.json"), serde_json::to_string(&m).expect("json")).expect("write");
     let with_state = ["menu", "--turn", "pdf", "--state", "state.json"];
     let r = skillc_env(dir.path(), &with_state, &[]);
-    assert_eq!(r.code, Some(2));
+    assert_eq!(r.code, Some(1));
     assert!(r.stderr.contains("rollback"), "{}", r.stderr);
     std::fs::write(dir.path().join("state.json"), "{").expect("write");
     let r = skillc_env(dir.path(), &with_state, &[]);
@@ -374,7 +425,7 @@ fn an_expired_or_rolled_back_catalog_is_refused() {
     assert_eq!(old.code, Some(0), "{}", old.stderr);
     for args in [&["menu", "--turn", "pdf"][..], &["playbook", "pdf-forms"]] {
         let r = run(dir.path(), args);
-        assert_eq!(r.code, Some(2), "{args:?}");
+        assert_eq!(r.code, Some(1), "{args:?}");
         assert!(r.stderr.contains("expired"), "{args:?}: {}", r.stderr);
     }
 }
