@@ -86,7 +86,9 @@ pub use embed::local::{LocalModel, LocalModelError, Pooling};
 pub use embed::{EmbedError, Embedder};
 
 // Whole builds: a session keeps the database between builds (`skillc watch`).
-pub use build::session::{BuildError, Event as BuildEvent, Options as BuildOptions, Outcome as BuildOutcome, Session};
+pub use build::session::{
+    BuildError, Checked as BuildChecked, Event as BuildEvent, Options as BuildOptions, Outcome as BuildOutcome, Session,
+};
 
 // Text-level entry points: one SKILL.md in, a value and its diagnostics out.
 pub use export::{Exported, restore_skill_md, standard_skill_md};

@@ -62,7 +62,30 @@ pub struct State {
     /// The output folder this state describes (for people reading `.skillc/`).
     #[serde(default)]
     pub out: String,
+    /// How many times `out/` was switched by builds with this store (ties `spare.json` to
+    /// this state).
+    #[serde(default)]
+    pub generation: u64,
 }
+
+/// `spare.json` beside `state.json`: the identity of the spare generation's folder right after
+/// the build that made it the spare, so that the next build in a new process can trust the
+/// spare's record in `state.json` (one `stat`) instead of listing its 60,000 files. Removed
+/// before a build writes into the spare and written again only once `state.json` describes it:
+/// a build killed in between leaves no record, and the next build lists the spare.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpareRecord {
+    /// [`State::generation`] of the state this record belongs to.
+    pub generation: u64,
+    /// Device, inode and change time (s, ns) of the spare folder (`emit::publish::identity`).
+    pub identity: (u64, u64, i64, i64),
+    /// Files of the spare skillc did not write (carried from `out/`): removed from the spare when
+    /// they are no longer in `out/`.
+    pub foreign: Vec<String>,
+}
+
+/// The name of [`SpareRecord`]'s file in the output folder's store.
+pub const SPARE_RECORD: &str = "spare.json";
 
 /// One executor of the last build.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,9 +135,9 @@ pub struct Fingerprint {
     /// Digest of the tool version, the settings, the vocabulary, the key and every skill's
     /// files (see `session::Session::fingerprint`).
     pub inputs: String,
-    /// Digest of every path, kind, size and modification time under `out/` after the build
-    /// ([`out_stat`]): a stat-level check that `out/` is still the one built (any file added,
-    /// removed, replaced or edited in place changes it). Empty when not recorded.
+    /// Digest of the metadata of `out/`'s top after the build ([`out_stat`]): a stat-level
+    /// check that `out/` is still the one built (what it does and does not see: there).
+    /// Empty when not recorded.
     pub out: String,
     /// The counts the build reported.
     pub totals: Totals,
@@ -152,73 +175,57 @@ pub fn write<T: Serialize>(path: &Path, value: &T) -> Result<(), EmitError> {
 }
 
 /// The stat-level picture of an output folder recorded in [`Fingerprint::out`]: a hex
-/// SHA-256 over every entry under `out` (sorted; its path, kind, size and modification time,
-/// symbolic links not followed). `None` when `out` has no signed catalog. The skill folders
-/// of `executors/` and `skills/` are walked in parallel.
+/// SHA-256 over the folder itself and each of its top-level entries (path, kind, size,
+/// modification and change time, inode; symbolic links not followed). `None` when `out` has
+/// no signed catalog.
+///
+/// What it sees: `out/` switched or replaced (another inode), a file added, removed or
+/// edited at the top (the catalog, its signature, the report, the menu index), a skill's
+/// folder added to or removed from `executors/` or `skills/` (their times change). What it
+/// does not see, by design (a no-op build reads about ten entries instead of the ~60,000
+/// files of a 10k-skill catalog): an edit deeper inside `executors/` or `skills/`.
+/// `skillc verify` catches those (every byte is covered by a signature), and the next build
+/// with something to do, or `skillc build --force`, checks every file and repairs them.
 pub fn out_stat(out: &Path) -> Option<String> {
-    use rayon::prelude::*;
     use sha2::Digest as _;
     stat(&out.join(crate::emit::CATALOG))?;
     stat(&out.join(crate::emit::CATALOG_SIG))?;
-    // Every entry, one line each, in walk order (sorted by name).
-    fn lines(root: &Path, dir: &Path, max_depth: usize, buf: &mut Vec<u8>) -> Option<Vec<PathBuf>> {
-        let mut deeper = Vec::new();
-        for e in walkdir::WalkDir::new(dir).max_depth(max_depth).sort_by_file_name() {
-            let e = e.ok()?;
-            let m = e.metadata().ok()?;
-            let kind = if m.is_symlink() {
-                'l'
-            } else if m.is_dir() {
-                'd'
-            } else {
-                'f'
-            };
-            let t = m
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos());
-            buf.extend_from_slice(
-                e.path()
-                    .strip_prefix(root)
-                    .unwrap_or(e.path())
-                    .as_os_str()
-                    .as_encoded_bytes(),
-            );
-            buf.extend_from_slice(format!("\0{kind} {} {t}\n", if m.is_dir() { 0 } else { m.len() }).as_bytes());
-            if m.is_dir() && e.depth() == max_depth {
-                deeper.push(e.path().to_path_buf());
-            }
-        }
-        Some(deeper)
-    }
-    // `out/`, `out/executors/` and `out/skills/` and their children here; below, in parallel.
-    let mut head = Vec::new();
-    let mut subtrees = Vec::new();
-    for d in lines(out, out, 1, &mut head)? {
-        let is_tree = d.file_name().is_some_and(|n| n == "executors" || n == "skills");
-        if is_tree {
-            let mut more = Vec::new();
-            let children = lines(out, &d, 1, &mut more)?;
-            head.extend(more);
-            subtrees.extend(children);
-        } else {
-            subtrees.push(d);
-        }
-    }
-    subtrees.sort();
-    let parts: Vec<Option<Vec<u8>>> = subtrees
-        .par_iter()
-        .map(|d| {
-            let mut buf = Vec::new();
-            lines(out, d, usize::MAX, &mut buf)?;
-            Some(buf)
-        })
-        .collect();
     let mut h = sha2::Sha256::new();
-    h.update(&head);
-    for p in parts {
-        h.update(p?);
+    let mut line = |rel: &Path, m: &std::fs::Metadata| {
+        let kind = if m.is_symlink() {
+            'l'
+        } else if m.is_dir() {
+            'd'
+        } else {
+            'f'
+        };
+        let t = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        #[cfg(unix)]
+        let (ino, ctime) = {
+            use std::os::unix::fs::MetadataExt as _;
+            (m.ino(), (m.ctime(), m.ctime_nsec()))
+        };
+        #[cfg(not(unix))]
+        let (ino, ctime) = (0u64, (0i64, 0i64));
+        h.update(rel.as_os_str().as_encoded_bytes());
+        h.update(
+            format!(
+                "\0{kind} {} {t} {ctime:?} {ino}\n",
+                if m.is_dir() { 0 } else { m.len() }
+            )
+            .as_bytes(),
+        );
+    };
+    line(Path::new(""), &std::fs::symlink_metadata(out).ok()?);
+    let mut entries: Vec<std::fs::DirEntry> = std::fs::read_dir(out).ok()?.filter_map(Result::ok).collect();
+    entries.sort_by_key(std::fs::DirEntry::file_name);
+    for e in entries {
+        let m = e.metadata().ok()?;
+        line(Path::new(&e.file_name()), &m);
     }
     Some(crate::util::hex(&h.finalize()))
 }

@@ -49,6 +49,11 @@ pub struct BuildArgs {
     /// Print only the summary line.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Build even when the inputs are unchanged, checking every file of `out/` (and of its
+    /// spare generation) and rewriting what differs. Without it, a build whose inputs did
+    /// not change checks only the top of `out/`; `skillc verify` checks every byte.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `path` (absolute, or relative to the project root) relative to the project `root`, with
@@ -293,7 +298,7 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
     let mut session =
         Session::open(prepared.options, prepared.vocab_text).map_err(|e| report_error(e, &vocab_text, out))?;
     // `--format json` prints the report: a build that is up to date computes it again.
-    if args.format == ReportFormat::Json {
+    if args.format == ReportFormat::Json || args.force {
         session.forget_fingerprint();
     }
     let now = jiff::Timestamp::now().as_second();

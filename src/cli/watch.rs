@@ -131,6 +131,9 @@ pub(crate) fn run_with(args: &WatchArgs, out: &mut Printer, after: &mut AfterBui
                 // session (and its lock) goes first.
                 let since = c.since;
                 let roots = running.watcher.targets().roots.clone();
+                // Every project file the session read: a restart that fails on one of them
+                // (an invalid vocabulary, say) waits for any of them to change again.
+                let files = project_files(&running.prepared);
                 drop(running);
                 running = loop {
                     match start(args, out, &tx) {
@@ -150,7 +153,7 @@ pub(crate) fn run_with(args: &WatchArgs, out: &mut Printer, after: &mut AfterBui
                         Err(e) => {
                             problem(args, &reporter, out, &format!("{e:#}; fix it and save again"));
                             // Wait for the next change of the configuration (or a stop).
-                            match wait_for_config(&rx, &tx, &roots) {
+                            match wait_for_config(&rx, &tx, &roots, &files) {
                                 true => continue,
                                 false => return stopped(args, &reporter, out),
                             }
@@ -165,16 +168,32 @@ pub(crate) fn run_with(args: &WatchArgs, out: &mut Printer, after: &mut AfterBui
     stopped(args, &reporter, out)
 }
 
-/// Without a valid configuration (or with a skill root missing) nothing is watched: polls
-/// `pipeline.toml` and the roots until one changes. Returns false on a stop.
-fn wait_for_config(rx: &mpsc::Receiver<Message>, tx: &mpsc::Sender<Message>, roots: &[PathBuf]) -> bool {
+/// The project files a session was prepared from (`pipeline.toml`, `skillc.lock`,
+/// `translations.toml`, the vocabulary, …), watched or polled for changes.
+fn project_files(prepared: &Prepared) -> Vec<PathBuf> {
+    let mut files = prepared.config_files.clone();
+    files.extend(prepared.vocab_file.iter().cloned());
+    files
+}
+
+/// Without a valid configuration (or with a skill root missing, or a project file such as the
+/// vocabulary in error) nothing is watched: polls `pipeline.toml`, the project `files` and the
+/// roots until one changes. Returns false on a stop.
+fn wait_for_config(
+    rx: &mpsc::Receiver<Message>,
+    tx: &mpsc::Sender<Message>,
+    roots: &[PathBuf],
+    files: &[PathBuf],
+) -> bool {
     let Ok(cwd) = std::env::current_dir() else {
         return false;
     };
     let config = super::project::find_root(&cwd).join(crate::config::FILE_NAME);
+    // Size and modification time of each file (`None` while it is missing).
+    let meta = |p: &PathBuf| std::fs::metadata(p).ok().map(|m| (m.len(), m.modified().ok()));
     let stamp = || {
         (
-            std::fs::metadata(&config).and_then(|m| m.modified()).ok(),
+            std::iter::once(&config).chain(files).map(meta).collect::<Vec<_>>(),
             roots.iter().map(|r| r.is_dir()).collect::<Vec<_>>(),
         )
     };

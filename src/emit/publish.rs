@@ -88,11 +88,11 @@ fn exchange(_: &Path, _: &Path) -> io::Result<()> {
 }
 
 /// Fills `spare` with hard links to `files` of `out` (folders created as needed; a file that
-/// cannot be linked is skipped — the build then writes it). Returns how many were linked.
+/// cannot be linked is skipped — the build then writes it). Returns the files not linked.
 ///
 /// # Errors
 /// When `spare` itself cannot be created.
-pub fn link_tree(out: &Path, spare: &Path, files: &[&str]) -> Result<usize, EmitError> {
+pub fn link_tree(out: &Path, spare: &Path, files: &[&str]) -> Result<Vec<String>, EmitError> {
     use rayon::prelude::*;
     std::fs::create_dir_all(spare).map_err(|e| io_err(spare, &e))?;
     Ok(files
@@ -102,9 +102,10 @@ pub fn link_tree(out: &Path, spare: &Path, files: &[&str]) -> Result<usize, Emit
             if let Some(dir) = to.parent() {
                 let _ = std::fs::create_dir_all(dir);
             }
-            std::fs::hard_link(out.join(rel), &to).is_ok()
+            std::fs::hard_link(out.join(rel), &to).is_err()
         })
-        .count())
+        .map(|rel| (*rel).to_owned())
+        .collect())
 }
 
 /// Removes a spare generation the build cannot account for (no record of it).

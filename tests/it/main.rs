@@ -11,6 +11,7 @@ mod bad_input;
 mod build;
 mod catalog_cli;
 mod check;
+mod checked;
 mod ci;
 mod cli_contract;
 mod common;

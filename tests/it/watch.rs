@@ -394,3 +394,42 @@ fn watch_picks_up_project_files_created_after_it_started() {
         "{rejected}"
     );
 }
+
+/// A vocabulary.toml that appears invalid (watch restarts its session on it, and the restart
+/// fails) is reported, and once it is fixed watch builds with it. Fails before the fix: after
+/// the failed restart watch polled `pipeline.toml` and the skill roots only, so the fixed
+/// vocabulary was never seen and watch never rebuilt.
+#[test]
+fn watch_rebuilds_once_an_invalid_vocabulary_is_fixed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p: PathBuf = dir.path().to_path_buf();
+    copy_dir(&manifest_dir().join("skills/todo"), &p.join("skills/todo"));
+    write_test_key(&p.join("test.key"));
+    let w = Watch::start_with(&p, &[]);
+    std::fs::write(p.join("vocabulary.toml"), "this is [[ not toml\n").expect("write");
+    let failed = w.wait_for("rebuild-failed");
+    assert!(
+        failed["message"].as_str().is_some_and(|m| m.contains("vocabulary")),
+        "{failed}"
+    );
+    let vocab = skillc::BUILT_IN_VOCABULARY.replacen("en = \"list\"", "en = \"enumerate\"", 1);
+    std::fs::write(p.join("vocabulary.toml"), vocab).expect("write");
+    until(&w, "fix vocabulary.toml", |_| {
+        walkdir::WalkDir::new(p.join("out/executors"))
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name() == "manifest.lang_state.json")
+            .any(|e| std::fs::read_to_string(e.path()).is_ok_and(|t| t.to_lowercase().contains("enumerate")))
+    });
+    // A second invalid edit, now of a watched vocabulary file, and its fix: rebuilt again.
+    std::fs::write(p.join("vocabulary.toml"), "still [[ not toml\n").expect("write");
+    w.wait_for("rebuild-failed");
+    std::fs::write(p.join("vocabulary.toml"), skillc::BUILT_IN_VOCABULARY).expect("write");
+    until(&w, "fix vocabulary.toml again", |_| {
+        walkdir::WalkDir::new(p.join("out/executors"))
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name() == "manifest.lang_state.json")
+            .all(|e| std::fs::read_to_string(e.path()).is_ok_and(|t| !t.to_lowercase().contains("enumerate")))
+    });
+}

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use super::tree::{self, Plan, Writes, Written};
 use super::{Event, Sink};
-use crate::build::store::{OutputState, State};
+use crate::build::store::{OutputState, SpareRecord, State};
 use crate::emit::write::{self, EmitError};
 use crate::emit::{self, publish};
 use crate::model::Level;
@@ -24,6 +24,12 @@ pub(super) struct Published<'p, 'a> {
     pub outputs: BTreeMap<String, OutputState>,
     /// The files of the spare generation (the catalog before the new one).
     pub spare: Option<BTreeMap<String, OutputState>>,
+    /// The identity of the spare's folder after the switch (`None`: no spare).
+    pub spare_record: Option<SpareRecord>,
+    /// Files of `out/` listed (with their metadata) to check them.
+    pub out_listed: usize,
+    /// Files of the spare listed to check them.
+    pub spare_listed: usize,
 }
 
 /// Refuses to replace, with no record of writing there, a catalog signed by another key:
@@ -42,17 +48,29 @@ fn own_catalog(out: &Path, key: &PublicKey) -> Result<(), EmitError> {
     }
 }
 
+/// What the session knows of the spare generation (`.skillc/out/<id>/spare.json`, or the
+/// record kept by a watch session): trusted only while the folder is still the one recorded.
+pub(super) struct SpareCheck<'r> {
+    /// The record of the spare's folder, when the session has one.
+    pub record: Option<&'r SpareRecord>,
+    /// The record's file, removed before anything is written into the spare.
+    pub record_file: &'r Path,
+}
+
 /// Makes the plan the published `out/`. `previous` is the record of the last build into this
-/// output folder; `fresh`: no build completed in this process yet, so `out/` and the spare
-/// are listed (and checked) rather than trusted.
+/// output folder; `fresh`: no build completed in this process yet, so `out/` is listed (and
+/// checked) rather than trusted. The spare is listed only when its record cannot be trusted
+/// ([`SpareCheck`]).
 ///
 /// # Errors
 /// [`EmitError::NotOurs`], a symbolic link in `out/` or the spare, or an IO failure.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn publish<'p, 'a>(
     plan: &'p Plan<'a>,
     previous: &State,
     out_dir: &Path,
     fresh: bool,
+    spare_check: &SpareCheck<'_>,
     key: &PublicKey,
     skip: &[Level],
     sink: Sink<'_>,
@@ -72,11 +90,54 @@ pub(super) fn publish<'p, 'a>(
             changes,
             outputs: previous.outputs.clone(),
             spare: previous.spare.clone(),
+            spare_record: spare_check
+                .record
+                .filter(|r| r.generation == previous.generation)
+                .cloned(),
+            out_listed: listing.as_ref().map_or(0, BTreeMap::len),
+            spare_listed: 0,
         });
     }
     let spare_dir = publish::spare_of(out_dir);
-    let spare_state = prepare_spare(&spare_dir, out_dir, previous)?;
-    let spare_listing = if fresh { Some(tree::list_out(&spare_dir)?) } else { None };
+    // The spare is trusted when its folder is the one recorded after the build that made it
+    // the spare: same device, inode and change time, and a record of this state.
+    let trusted = spare_check.record.filter(|r| {
+        previous.spare.is_some()
+            && r.generation == previous.generation
+            && publish::identity(&spare_dir) == Some(r.identity)
+    });
+    // From here on the spare changes: its record goes first, so that a build killed while
+    // writing leaves none and the next build lists the spare.
+    match std::fs::remove_file(spare_check.record_file) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(EmitError::Io {
+                path: spare_check.record_file.display().to_string(),
+                message: e.to_string(),
+            });
+        }
+        _ => {}
+    }
+    // Files of `out/` not as written (edited, replaced, gone): the two generations share
+    // unchanged files as hard links, so a file edited in place in `out/` is edited in the spare
+    // too — neither copy is trusted.
+    let unconfirmed: BTreeSet<&String> = match &listing {
+        Some(l) => previous
+            .outputs
+            .iter()
+            .filter(|(p, prev)| !l.get(*p).is_some_and(|disk| tree::on_disk_matches(disk.as_ref(), prev)))
+            .map(|(p, _)| p)
+            .collect(),
+        None => BTreeSet::new(),
+    };
+    let (mut spare_state, spare_listing) = match trusted {
+        Some(_) => (previous.spare.clone().unwrap_or_default(), None),
+        None => prepare_spare(&spare_dir, out_dir, previous, &unconfirmed)?,
+    };
+    for p in &unconfirmed {
+        if let Some(s) = spare_state.get_mut(*p) {
+            s.sha256.clear();
+        }
+    }
     let mut writes = tree::plan_writes(plan, &spare_state, spare_listing.as_ref());
     // The foreign files of `out/` go along into every generation. A fresh process found them
     // while checking `out/`; a watch session, which trusts its record of `out/`, lists the
@@ -90,10 +151,12 @@ pub(super) fn publish<'p, 'a>(
     };
     let carried: BTreeSet<String> = carried.into_iter().filter(|p| !publish::is_temp(p)).collect();
     // The spare is skillc's: whatever it holds beyond the plan and the carried files goes
-    // (temporary files of an interrupted build included).
-    let in_spare = match &spare_listing {
-        Some(l) => l.keys().cloned().collect(),
-        None => names(&spare_dir)?,
+    // (temporary files of an interrupted build included). A trusted spare holds its record
+    // and the foreign files carried into it; a listed one, what the listing found.
+    let in_spare: Vec<String> = match (&spare_listing, trusted) {
+        (Some(l), _) => l.keys().cloned().collect(),
+        (None, Some(r)) => r.foreign.clone(),
+        (None, None) => Vec::new(),
     };
     let planned_removal: BTreeSet<String> = writes.remove.iter().cloned().collect();
     for p in in_spare {
@@ -110,37 +173,66 @@ pub(super) fn publish<'p, 'a>(
     });
     let written = tree::write_out(&spare_dir, &writes, skip, sink)?;
     carry(out_dir, &spare_dir, &carried);
+    let switched = out_dir.exists();
     publish::publish(&spare_dir, out_dir)?;
     let outputs = next_outputs(spare_state, plan, &writes, &written);
+    // The old `out/` is the spare now: its record is what the listing of `out/` confirmed. A
+    // file found changed on disk keeps no digest, so that the next build rewrites it (or
+    // removes it).
+    let mut spare = previous.outputs.clone();
+    for p in &unconfirmed {
+        if let Some(s) = spare.get_mut(*p) {
+            s.sha256.clear();
+        }
+    }
+    let spare_record = switched
+        .then(|| publish::identity(&spare_dir))
+        .flatten()
+        .map(|identity| SpareRecord {
+            generation: previous.generation + 1,
+            identity,
+            foreign: carried.into_iter().collect(),
+        });
     Ok(Published {
         changes,
         outputs,
-        spare: Some(previous.outputs.clone()),
+        spare: Some(spare),
+        spare_record,
+        out_listed: listing.as_ref().map_or(0, BTreeMap::len),
+        spare_listed: spare_listing.as_ref().map_or(0, BTreeMap::len),
     })
 }
 
-/// The record of the spare generation the build will write into: the one kept (its folder is
-/// there), else the published files hard-linked into a new spare (the two generations share
-/// unchanged files; nothing is written in place), else nothing (a new spare, written whole).
-/// A spare with no record is discarded: the build cannot tell what it holds.
+/// The record of the spare generation the build will write into when its own record is not
+/// trusted, and the listing that checks it: the one kept (its folder is there) and listed,
+/// else the published files hard-linked into a new spare (the two generations share unchanged
+/// files; nothing is written in place) — only those the listing of `out/` did not find
+/// changed —, else nothing (a new spare, written whole). A spare with no record is
+/// discarded: the build cannot tell what it holds.
 fn prepare_spare(
     spare_dir: &Path,
     out_dir: &Path,
     previous: &State,
-) -> Result<BTreeMap<String, OutputState>, EmitError> {
+    unconfirmed: &BTreeSet<&String>,
+) -> Result<(BTreeMap<String, OutputState>, Option<tree::Listing>), EmitError> {
     if let Some(s) = &previous.spare
         && spare_dir.is_dir()
     {
-        return Ok(s.clone());
+        return Ok((s.clone(), Some(tree::list_out(spare_dir)?)));
     }
     publish::discard(spare_dir)?;
     if previous.outputs.is_empty() || !out_dir.is_dir() {
-        return Ok(BTreeMap::new());
+        return Ok((BTreeMap::new(), None));
     }
-    let files: Vec<&str> = previous.outputs.keys().map(String::as_str).collect();
-    publish::link_tree(out_dir, spare_dir, &files)?;
-    // What could not be linked is missing from the listing, so it is written.
-    Ok(previous.outputs.clone())
+    let mut state = previous.outputs.clone();
+    state.retain(|p, _| !unconfirmed.contains(p));
+    let files: Vec<&str> = state.keys().map(String::as_str).collect();
+    let failed = publish::link_tree(out_dir, spare_dir, &files)?;
+    // What could not be linked is left out of the record, so it is written.
+    for f in failed {
+        state.remove(&f);
+    }
+    Ok((state, None))
 }
 
 /// The `/`-separated paths of every file under `dir` (names only, nothing `stat`ed; none when

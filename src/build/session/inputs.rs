@@ -8,11 +8,19 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use sha2::Digest as _;
 
-use super::{BuildError, Outcome, Session, Timer};
+use super::{BuildError, Outcome, Session, Timer, metadata};
 use crate::build::store::{self, FORMAT};
 use crate::db::load::{self, FoundSkill, ReadSkill};
 use crate::db::{self, Contents, Db, SkillSource, SourceFile};
 use crate::util::hex;
+
+/// A skill whose files are as the record says: not read unless the build has work to do.
+pub(super) struct Pending {
+    /// Where it was found.
+    found: FoundSkill,
+    /// The digest recorded for these files.
+    fingerprint: [u8; 32],
+}
 
 /// What the session knows of one skill folder.
 pub(super) struct Known {
@@ -123,10 +131,114 @@ impl Session {
         let timer = Timer::new();
         let found = load::discover(&self.opts.root, &self.opts.roots, &self.exclude())?;
         timer.lap("discover");
+        let first = self.skills.is_empty() && self.pending.is_empty() && self.metas.is_none();
+        let to_read = if first {
+            self.defer_unchanged(found.skills)
+        } else {
+            // Every skill is read again: none stays aside.
+            self.pending.clear();
+            found.skills
+        };
+        timer.lap("stat inputs");
+        self.checked.inputs_hashed += to_read
+            .iter()
+            .map(|f| f.files.len() + usize::from(f.skill_md.is_some()))
+            .sum::<usize>();
         let all: BTreeSet<String> = self.skills.keys().cloned().collect();
-        let changed = self.apply(found.skills, &all);
+        let changed = self.apply(to_read, &all);
         timer.lap("read, hash and set inputs");
         Ok(changed)
+    }
+
+    /// The first load of a session: takes the metadata of every file, and keeps aside (not
+    /// read) the skills whose files are as the record of the last build says, with the
+    /// digest it recorded. Returns the skills to read now.
+    fn defer_unchanged(&mut self, found: Vec<FoundSkill>) -> Vec<FoundSkill> {
+        let limits = self.opts.limits;
+        let since = metadata::now_ns();
+        let record = metadata::Record::read(&self.store.out.join(metadata::FILE), limits).unwrap_or_default();
+        let stated: Vec<(FoundSkill, Option<metadata::SkillMeta>)> = found
+            .into_par_iter()
+            .map(|f| {
+                let m = metadata::stat_skill(&f, limits);
+                (f, m)
+            })
+            .collect();
+        let mut metas = HashMap::with_capacity(stated.len());
+        let mut to_read = Vec::new();
+        // Settled skills the record has as they are: when these are all of the record and all
+        // of the settled skills, the record needs no rewriting.
+        let mut kept = 0;
+        for (f, m) in stated {
+            let Some(m) = m else {
+                to_read.push(f);
+                continue;
+            };
+            self.checked.inputs_statted += m.len();
+            let recorded = record
+                .skills
+                .get(&f.display)
+                .filter(|r| r.files == m)
+                .and_then(|r| metadata::unhex32(&r.fingerprint));
+            if metadata::settled(&m, since) {
+                kept += usize::from(recorded.is_some());
+                metas.insert(f.display.clone(), m);
+            }
+            match recorded {
+                Some(fingerprint) => {
+                    self.pending
+                        .insert(f.display.clone(), Pending { found: f, fingerprint });
+                }
+                None => to_read.push(f),
+            }
+        }
+        self.record_stale = kept != metas.len() || kept != record.skills.len();
+        self.metas = Some(metas);
+        to_read
+    }
+
+    /// Reads the skills kept aside by the first load (a build has work to do: every skill's
+    /// contents are inputs of the queries).
+    pub(super) fn read_pending(&mut self) -> bool {
+        if self.pending.is_empty() {
+            return false;
+        }
+        let found: Vec<FoundSkill> = std::mem::take(&mut self.pending)
+            .into_values()
+            .map(|p| p.found)
+            .collect();
+        self.apply(found, &BTreeSet::new());
+        true
+    }
+
+    /// Writes the metadata record of the inputs as the first load found them (a fresh
+    /// process, after its first build or up-to-date answer), when it differs from the one
+    /// read: a no-op build whose files are all as recorded, or all too recent to record,
+    /// writes nothing.
+    pub(super) fn record_inputs(&mut self) -> Result<(), BuildError> {
+        let Some(metas) = self.metas.take() else {
+            return Ok(());
+        };
+        if !self.record_stale {
+            return Ok(());
+        }
+        let mut record = metadata::Record::new(self.opts.limits);
+        for (display, files) in metas {
+            let fingerprint = match (self.skills.get(&display), self.pending.get(&display)) {
+                (Some(k), _) => k.fingerprint,
+                (None, Some(p)) => p.fingerprint,
+                (None, None) => continue,
+            };
+            record.skills.insert(
+                display,
+                metadata::SkillRecord {
+                    files,
+                    fingerprint: hex(&fingerprint),
+                },
+            );
+        }
+        crate::build::store::write(&self.store.out.join(metadata::FILE), &record)?;
+        Ok(())
     }
 
     /// Re-reads what changed at `paths` (absolute paths under the skill roots, as a file
@@ -136,6 +248,7 @@ impl Session {
     /// # Errors
     /// [`BuildError::Load`] when a folder cannot be listed.
     pub fn refresh_paths(&mut self, paths: &[PathBuf]) -> Result<Vec<String>, BuildError> {
+        self.read_pending();
         let root = &self.opts.root;
         let roots: Vec<(PathBuf, PathBuf)> = self
             .opts
@@ -287,11 +400,36 @@ impl Session {
         hash_str(&mut h, self.vocab.text(&self.db));
         hash_str(&mut h, self.translations.text(&self.db));
         hash_str(&mut h, &self.key_digest);
-        h.update((self.skills.len() as u64).to_le_bytes());
-        for k in self.skills.values() {
-            h.update(k.fingerprint);
+        // Every skill in display order, read or kept aside.
+        let mut all: BTreeMap<&String, &[u8; 32]> = self.skills.iter().map(|(d, k)| (d, &k.fingerprint)).collect();
+        all.extend(self.pending.iter().map(|(d, p)| (d, &p.fingerprint)));
+        h.update((all.len() as u64).to_le_bytes());
+        for f in all.values() {
+            h.update(f);
         }
         hex(&h.finalize())
+    }
+
+    /// The fingerprint of every input once every skill is read (`Ok`), or the answer "up to
+    /// date" (`Err`) when the last build had exactly these inputs — then the skills kept aside
+    /// are never read.
+    ///
+    /// # Errors
+    /// Writing the inputs' metadata record failed.
+    pub(super) fn check_inputs(&mut self, timer: &Timer) -> Result<Result<String, Outcome>, BuildError> {
+        let fingerprint = self.fingerprint();
+        timer.lap("fingerprint");
+        if let Some(o) = self.up_to_date(&fingerprint) {
+            self.record_inputs()?;
+            timer.lap("up to date");
+            return Ok(Err(o));
+        }
+        if self.read_pending() {
+            // What was read is what the build uses (a file may have changed since its stat).
+            timer.lap("read the other skills");
+            return Ok(Ok(self.fingerprint()));
+        }
+        Ok(Ok(fingerprint))
     }
 
     /// Whether `out/` and the store say the last build had exactly these inputs (fresh
@@ -312,6 +450,7 @@ impl Session {
             totals: prev.totals,
             executors: prev.executors,
             rejected: prev.rejected.clone(),
+            checked: self.checked,
             ..Outcome::default()
         })
     }

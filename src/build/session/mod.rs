@@ -22,6 +22,7 @@ mod catalog;
 mod generation;
 mod inputs;
 mod menu;
+mod metadata;
 mod processes;
 mod record;
 mod stamp;
@@ -182,6 +183,23 @@ pub struct Outcome {
     pub report: String,
     /// The catalog's expiry is already past.
     pub expired: Option<String>,
+    /// What was checked on disk.
+    pub checked: Checked,
+}
+
+/// What a build looked at on disk to check its inputs and outputs (tests assert these counts,
+/// never times).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Checked {
+    /// Input files whose metadata (size, times, inode) was compared with the store's record.
+    pub inputs_statted: usize,
+    /// Input files read and hashed: new, changed metadata, or no record of them.
+    pub inputs_hashed: usize,
+    /// Files of `out/` listed with their metadata.
+    pub out_listed: usize,
+    /// Files of the spare generation listed with their metadata (0 while its record is
+    /// trusted).
+    pub spare_listed: usize,
 }
 
 /// A build session: the database, the inputs and the memory of the last build.
@@ -211,6 +229,17 @@ pub struct Session {
     canon: Option<HashMap<PathBuf, String>>,
     /// Where the store is written: `.skillc/` and this output folder's `.skillc/out/<id>/`.
     store: store::Dirs,
+    /// The record of the spare generation's folder (`spare.json`), when it can be trusted.
+    spare_record: Option<store::SpareRecord>,
+    /// Skills whose files are as recorded, not read yet (`inputs::defer_unchanged`).
+    pending: BTreeMap<String, inputs::Pending>,
+    /// The metadata of the inputs taken by the first load, recorded after the first build
+    /// (`None` once recorded).
+    metas: Option<HashMap<String, metadata::SkillMeta>>,
+    /// What was checked on disk so far.
+    checked: Checked,
+    /// The inputs' metadata record on disk differs from what the first load found.
+    record_stale: bool,
 }
 
 impl Session {
@@ -252,6 +281,7 @@ impl Session {
         };
         let disk_fingerprint = store::read::<Fingerprint>(&store.out.join("fingerprint.json"));
         let key_digest = sha256(opts.key.public().to_file().as_bytes());
+        let spare_record = store::read::<store::SpareRecord>(&store.out.join(store::SPARE_RECORD));
         let mut s = Session {
             opts,
             db,
@@ -269,6 +299,11 @@ impl Session {
             canon: None,
             python,
             store,
+            spare_record,
+            pending: BTreeMap::new(),
+            metas: None,
+            checked: Checked::default(),
+            record_stale: false,
         };
         s.refresh_all()?;
         Ok(s)
@@ -293,10 +328,12 @@ impl Session {
         }
     }
 
-    /// Forgets the fingerprint of the last build: the next build computes everything (and
-    /// still writes only what differs).
+    /// Forgets the fingerprint of the last build and the record of the spare generation: the
+    /// next build computes everything, checks every file of `out/` and of the spare, and still
+    /// writes only what differs.
     pub fn forget_fingerprint(&mut self) {
         self.force = true;
+        self.spare_record = None;
     }
 
     /// The database (tests read execution counts and query results through it).
@@ -367,12 +404,10 @@ impl Session {
     /// writing fails.
     pub fn build(&mut self, now: i64, sink: Sink<'_>) -> Result<Outcome, BuildError> {
         let timer = Timer::new();
-        let fingerprint = self.fingerprint();
-        timer.lap("fingerprint");
-        if let Some(o) = self.up_to_date(&fingerprint) {
-            timer.lap("up to date");
-            return Ok(o);
-        }
+        let fingerprint = match self.check_inputs(&timer)? {
+            Ok(fingerprint) => fingerprint,
+            Err(up_to_date) => return Ok(up_to_date),
+        };
         self.check_files()?;
         timer.lap("vocabulary");
         if self.state.is_none() {
@@ -390,15 +425,7 @@ impl Session {
         let rows: Vec<Row<'_>> = skills.iter().map(|s| Row::of(db, inputs, *s)).collect();
 
         // Stamp and sign the executors (reusing unchanged signatures).
-        let jobs: Vec<Job<'_>> = rows
-            .iter()
-            .flat_map(|r| {
-                r.output.executors.iter().map(move |g| Job {
-                    unit: r.unit,
-                    generated: g,
-                })
-            })
-            .collect();
+        let jobs = jobs(&rows);
         sink(Event::Stage {
             stage: "sign",
             total: jobs.len(),
@@ -444,25 +471,35 @@ impl Session {
         let mut plan = plan_tree(&rows, &jobs, &stamped, [&report, &routing, &public_key], &signed);
         menu.plan(&mut plan, &self.opts.key, &signed.state);
         timer.lap("plan");
+        let record_file = self.store.out.join(store::SPARE_RECORD);
+        let spare_check = generation::SpareCheck {
+            record: self.spare_record.as_ref(),
+            record_file: &record_file,
+        };
         let published = generation::publish(
             &plan,
             previous,
             &self.opts.out_dir,
             self.fresh,
+            &spare_check,
             &self.opts.key.public(),
             &self.opts.skip,
             &mut *sink,
-        )?;
+        )
+        // The spare may be half-written: the next build lists it.
+        .inspect_err(|_| self.spare_record = None)?;
         let writes = &published.changes;
         timer.lap("write out/");
 
         let mut outcome = audit::changes(previous, &jobs, &stamped, writes, totals);
+        outcome.checked = Checked {
+            out_listed: published.out_listed,
+            spare_listed: published.spare_listed,
+            ..self.checked
+        };
         outcome.catalog_signed = signed.signed;
         outcome.expired = signed.expired.clone();
-        outcome.rejected = rows
-            .iter()
-            .filter_map(|r| Some((r.unit.display.clone(), r.decision.rejected.as_ref()?.1.clone())))
-            .collect();
+        outcome.rejected = rejected(&rows);
         audit::send_events(&outcome, sink);
         let audit = audit::audit(&rows, &self.reported, &self.opts.roots, signed.state.version, &outcome);
         // The previous state is updated in place unless the store's thread still holds it.
@@ -470,19 +507,22 @@ impl Session {
         let executors = jobs
             .iter()
             .zip(&stamped)
-            .map(|(job, st)| (job.generated.executor.name.clone(), st.state.clone()))
-            .collect();
+            .map(|(job, st)| (job.generated.executor.name.clone(), st.state.clone()));
+        let spare_record = published.spare_record;
         let built = record::Built {
+            generation: spare_record.as_ref().map_or(previous.generation, |r| r.generation),
             outputs: published.outputs,
             spare: published.spare,
             out: self.opts.out_dir.display().to_string(),
-            executors,
+            executors: executors.collect(),
             catalog: signed.state.clone(),
         };
         let next = record::next_state(previous, built, &self.key_digest);
         drop(plan);
         outcome.report = report;
         self.commit(next, audit.lines, fingerprint, &outcome)?;
+        self.keep_spare_record(spare_record, &record_file)?;
+        self.record_inputs()?;
         timer.lap("write store");
         self.reported = audit.reported;
         self.fresh = false;
@@ -551,6 +591,25 @@ impl<'a> Row<'a> {
             report: report_entry(db, inputs, skill).as_str(),
         }
     }
+}
+
+/// The rejected skills: folder and reason.
+fn rejected(rows: &[Row<'_>]) -> Vec<(String, String)> {
+    rows.iter()
+        .filter_map(|r| Some((r.unit.display.clone(), r.decision.rejected.as_ref()?.1.clone())))
+        .collect()
+}
+
+/// One stamping job per executor generated.
+fn jobs<'a>(rows: &[Row<'a>]) -> Vec<Job<'a>> {
+    rows.iter()
+        .flat_map(|r| {
+            r.output.executors.iter().map(move |g| Job {
+                unit: r.unit,
+                generated: g,
+            })
+        })
+        .collect()
 }
 
 /// The counts of a build.

@@ -17,6 +17,8 @@ pub(super) struct Next {
 
 /// What a build produced that the store records.
 pub(super) struct Built {
+    /// How many times `out/` was switched ([`State::generation`]).
+    pub generation: u64,
     /// Every file of the new `out/`, as written.
     pub outputs: BTreeMap<String, store::OutputState>,
     /// The files of the spare generation.
@@ -32,6 +34,7 @@ pub(super) struct Built {
 /// The new state: the previous one with what this build published.
 pub(super) fn next_state(previous: Arc<State>, built: Built, key_digest: &str) -> Next {
     let Built {
+        generation,
         outputs,
         spare,
         out,
@@ -46,6 +49,7 @@ pub(super) fn next_state(previous: Arc<State>, built: Built, key_digest: &str) -
         || state.executors != executors
         || state.catalog != catalog
         || state.key_id != key_digest
+        || state.generation != generation
         || state.format != store::FORMAT;
     state.format = store::FORMAT;
     state.skillc = env!("CARGO_PKG_VERSION").into();
@@ -55,10 +59,30 @@ pub(super) fn next_state(previous: Arc<State>, built: Built, key_digest: &str) -
     state.out = out;
     state.executors = executors;
     state.catalog = catalog;
+    state.generation = generation;
     Next { state, changed }
 }
 
 impl Session {
+    /// Keeps the spare's record, written once the state that describes the spare is on disk
+    /// (a watch session writes the store in the background: it keeps the record in memory
+    /// only, and the next process lists the spare once).
+    pub(super) fn keep_spare_record(
+        &mut self,
+        record: Option<store::SpareRecord>,
+        file: &std::path::Path,
+    ) -> Result<(), BuildError> {
+        if record != self.spare_record {
+            if self.background.is_none()
+                && let Some(r) = &record
+            {
+                store::write(file, r)?;
+            }
+            self.spare_record = record;
+        }
+        Ok(())
+    }
+
     /// Records the new state, the audit lines and the fingerprint in `.skillc/` (on the
     /// background thread when there is one), writing only what changed.
     pub(super) fn commit(

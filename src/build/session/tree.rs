@@ -203,7 +203,7 @@ pub(super) fn plan_writes<'p, 'a>(
 
 /// Whether a file on disk is the one the store remembers writing. A file edited in `out/`
 /// since has another time, even at the same size.
-fn on_disk_matches(disk: Option<&OnDisk>, prev: &OutputState) -> bool {
+pub(super) fn on_disk_matches(disk: Option<&OnDisk>, prev: &OutputState) -> bool {
     let Some(d) = disk else { return false };
     if prev.mtime_ns != 0 && d.mtime_ns != prev.mtime_ns {
         return false;
