@@ -229,6 +229,8 @@ pub struct Index {
     /// reader (`serve`, a program embedding skillc) decodes each list once, a one-shot
     /// `skillc menu` only the lists of its turn.
     decoded: std::sync::OnceLock<Vec<std::sync::OnceLock<Box<[(u32, f32)]>>>>,
+    /// Set by the first turn scored: from the second on, postings are decoded and kept.
+    scored: std::sync::OnceLock<()>,
 }
 
 struct Reader<'a> {
@@ -355,6 +357,7 @@ impl Index {
             features,
             bytes,
             decoded: std::sync::OnceLock::new(),
+            scored: std::sync::OnceLock::new(),
         };
         index.check_postings()?;
         Ok(index)
@@ -411,6 +414,13 @@ impl Index {
     /// The postings of a feature: its df and an iterator of `(skill, stored weight)`.
     pub fn postings(&self, feature: u32) -> Option<(usize, Postings<'_>)> {
         self.slot(feature).map(|k| self.postings_of_slot(k))
+    }
+
+    /// Whether this turn should read [`Index::decoded_postings`]: false for the first turn an
+    /// index scores (a one-shot `skillc menu` streams its few lists and allocates nothing),
+    /// true from the second on (a long-lived reader decodes each list once).
+    pub fn keeps_decoded(&self) -> bool {
+        self.scored.set(()).is_err()
     }
 
     /// The postings of a feature decoded, `(skill, stored weight)` in skill order: the same

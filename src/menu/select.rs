@@ -367,21 +367,28 @@ impl Menu {
     /// by skill) is fixed: the same sums on every call.
     fn accumulate(&self, features: &[Feature], s: &mut Scratch) -> f32 {
         let n = self.index.skills.len();
+        let kept = self.index.keeps_decoded();
         let mut qnorm = 0f32;
         for f in features {
-            let posting = self.index.decoded_postings(f.id);
-            let df = posting.as_ref().map_or(1, |p| p.0);
+            // The same items in the same order either way: the sums do not depend on it.
+            let (df, decoded, streamed) = if kept {
+                match self.index.decoded_postings(f.id) {
+                    Some((df, p)) => (df, Some(p), None),
+                    None => (1, None, None),
+                }
+            } else {
+                match self.index.postings(f.id) {
+                    Some((df, p)) => (df, None, Some(p)),
+                    None => (1, None, None),
+                }
+            };
             let q = f.weight * lexical::idf(n, df);
             qnorm += q * q;
-            if let Some((_, p)) = posting {
-                let qi = q * lexical::idf(n, df);
-                for &(i, w) in p {
-                    let i = i as usize;
-                    if s.acc[i] == 0.0 {
-                        s.mark(i);
-                    }
-                    s.acc[i] += qi * w;
-                }
+            let qi = q * lexical::idf(n, df);
+            if let Some(p) = decoded {
+                add_products(p.iter().map(|&(i, w)| (i as usize, w)), qi, s);
+            } else if let Some(p) = streamed {
+                add_products(p, qi, s);
             }
         }
         qnorm.sqrt()
@@ -683,5 +690,16 @@ impl Menu {
         });
         c.truncate(limit);
         Ok(c)
+    }
+}
+
+/// Adds `qi × w` to the sum of every skill of a postings list, marking the skills it touches
+/// first (in list order: the summation order is fixed).
+fn add_products(postings: impl Iterator<Item = (usize, f32)>, qi: f32, s: &mut Scratch) {
+    for (i, w) in postings {
+        if s.acc[i] == 0.0 {
+            s.mark(i);
+        }
+        s.acc[i] += qi * w;
     }
 }
