@@ -522,6 +522,16 @@ mod tests {
         assert_eq!(df, 2);
         assert_eq!(p.collect::<Vec<_>>(), vec![(0, 2.0), (1, 0.5)]);
         assert!(ix.postings(2).is_none());
+        // The kept lists are the streamed ones; the first turn streams, the next ones keep.
+        for f in [1, 5, 9] {
+            let (df, streamed) = ix.postings(f).unwrap();
+            let (kept_df, kept) = ix.decoded_postings(f).unwrap();
+            assert_eq!(df, kept_df);
+            let kept: Vec<(usize, f32)> = kept.iter().map(|&(i, w)| (i as usize, w)).collect();
+            assert_eq!(streamed.collect::<Vec<_>>(), kept);
+        }
+        assert!(ix.decoded_postings(2).is_none());
+        assert!(!ix.keeps_decoded() && ix.keeps_decoded() && ix.keeps_decoded());
         assert_eq!(ix.find("beta"), Some(1));
         // Every truncation is an error, never a panic.
         for cut in 0..bytes.len() {
