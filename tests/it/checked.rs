@@ -2,9 +2,9 @@
 //! trusted while its folder is the one recorded (issue 16: one `stat` instead of listing it),
 //! and an unchanged project is answered from its inputs' metadata without reading them.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use skillc::{BUILT_IN_VOCABULARY, BUILT_IN_VOCABULARY_PATH, BuildOptions, BuildOutcome, Limits, SecretKey, Session};
+use skillc::{BUILT_IN_VOCABULARY, BuildOptions, BuildOutcome, Session};
 
 use crate::common::tree;
 
@@ -31,23 +31,7 @@ fn project(dir: &Path) {
 }
 
 fn options(dir: &Path) -> BuildOptions {
-    BuildOptions {
-        root: dir.to_path_buf(),
-        roots: vec![PathBuf::from("skills")],
-        out_dir: dir.join("out"),
-        state_dir: dir.join(".skillc"),
-        limits: Limits::default(),
-        skip: vec![],
-        expires_days: 365,
-        key: SecretKey::from_seed([7; 32], *b"testKEY!"),
-        sde: Some(1_800_000_000),
-        vocab_path: BUILT_IN_VOCABULARY_PATH.into(),
-        translations: String::new(),
-        admission: Default::default(),
-        fail_on: Default::default(),
-        imported_from: Default::default(),
-        menu: Default::default(),
-    }
+    crate::common::build_options(dir)
 }
 
 /// A build in a new session, as a new process makes it.

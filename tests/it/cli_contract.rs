@@ -2,10 +2,10 @@
 //! right, summaries that stay short and read right, formats that do not mix, and one exit
 //! status for one situation across commands.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::common::{copy_dir, manifest_dir, skillc_env, write_test_key};
-use skillc::{BUILT_IN_VOCABULARY, BUILT_IN_VOCABULARY_PATH, BuildEvent, BuildOptions, Limits, SecretKey, Session};
+use skillc::{BUILT_IN_VOCABULARY, BuildEvent, Session};
 
 /// Item 14: every stage's progress counts from 0 to exactly its total (`analyze` over skills,
 /// `generate` over skills, `sign` over executors, `write` over the files written), in a
@@ -14,23 +14,7 @@ use skillc::{BUILT_IN_VOCABULARY, BUILT_IN_VOCABULARY_PATH, BuildEvent, BuildOpt
 fn every_stage_of_a_build_counts_to_its_total() {
     let dir = tempfile::tempdir().expect("tempdir");
     copy_dir(&manifest_dir().join("skills"), &dir.path().join("skills"));
-    let opts = BuildOptions {
-        root: dir.path().to_path_buf(),
-        roots: vec![PathBuf::from("skills")],
-        out_dir: dir.path().join("out"),
-        state_dir: dir.path().join(".skillc"),
-        limits: Limits::default(),
-        skip: vec![],
-        expires_days: 365,
-        key: SecretKey::from_seed([7; 32], *b"testKEY!"),
-        sde: Some(1_800_000_000),
-        vocab_path: BUILT_IN_VOCABULARY_PATH.into(),
-        translations: String::new(),
-        menu: Default::default(),
-        admission: Default::default(),
-        fail_on: Default::default(),
-        imported_from: Default::default(),
-    };
+    let opts = crate::common::build_options(dir.path());
     let mut session = Session::open(opts, BUILT_IN_VOCABULARY.into()).expect("open");
     let build = |session: &mut Session| {
         let mut stages: Vec<(&'static str, usize, usize)> = Vec::new();

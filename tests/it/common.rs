@@ -336,3 +336,26 @@ fn outside_tests(text: &str) -> String {
     }
     code.split("#[cfg(test)]").next().unwrap_or_default().to_owned()
 }
+
+/// The build options of a library-level test: the project at `dir` with its skills in
+/// `dir/skills`, out/ and .skillc/ inside it, the built-in vocabulary, a fixed test key
+/// and clock (`SOURCE_DATE_EPOCH` 1,800,000,000), a 365-day expiry, every default else.
+pub fn build_options(dir: &Path) -> skillc::BuildOptions {
+    skillc::BuildOptions {
+        root: dir.to_path_buf(),
+        roots: vec![PathBuf::from("skills")],
+        out_dir: dir.join("out"),
+        state_dir: dir.join(".skillc"),
+        limits: skillc::Limits::default(),
+        skip: vec![],
+        expires_days: 365,
+        key: skillc::SecretKey::from_seed([7; 32], *b"testKEY!"),
+        sde: Some(1_800_000_000),
+        vocab_path: skillc::BUILT_IN_VOCABULARY_PATH.into(),
+        translations: String::new(),
+        admission: Default::default(),
+        fail_on: Default::default(),
+        imported_from: Default::default(),
+        menu: Default::default(),
+    }
+}

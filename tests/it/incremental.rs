@@ -169,10 +169,7 @@ fn editing_a_support_file_does_not_reparse_skill_md() {
 mod session {
     use std::path::{Path, PathBuf};
 
-    use skillc::{
-        BUILT_IN_VOCABULARY, BUILT_IN_VOCABULARY_PATH, BuildOptions as Options, BuildOutcome as Outcome, Db,
-        ExecutionLog, Limits, SecretKey, Session,
-    };
+    use skillc::{BUILT_IN_VOCABULARY, BuildOutcome as Outcome, Db, ExecutionLog, Session};
 
     use super::{count, project};
 
@@ -190,23 +187,7 @@ mod session {
         std::fs::create_dir_all(&refs).expect("mkdir");
         std::fs::write(refs.join("notes.md"), "# Notes\n").expect("write");
         let (db, log) = Db::with_execution_log();
-        let opts = Options {
-            root: dir.path().to_path_buf(),
-            roots: vec![PathBuf::from("skills")],
-            out_dir: dir.path().join("out"),
-            state_dir: dir.path().join(".skillc"),
-            limits: Limits::default(),
-            skip: vec![],
-            expires_days: 365,
-            key: SecretKey::from_seed([7; 32], *b"testKEY!"),
-            sde: Some(1_800_000_000),
-            vocab_path: BUILT_IN_VOCABULARY_PATH.into(),
-            translations: String::new(),
-            admission: Default::default(),
-            fail_on: Default::default(),
-            imported_from: Default::default(),
-            menu: Default::default(),
-        };
+        let opts = crate::common::build_options(dir.path());
         let s = Session::open_with(db, opts, BUILT_IN_VOCABULARY.into()).expect("open");
         Build { s, log, dir }
     }
