@@ -211,6 +211,9 @@ pub struct Skill {
     pub norm: f32,
 }
 
+/// One feature's postings decoded: `(skill, stored weight)` in skill order.
+type KeptPostings = Box<[(u32, f32)]>;
+
 /// A parsed index: the header and skill table decoded, features and postings in place.
 #[derive(Clone, Debug)]
 pub struct Index {
@@ -228,7 +231,7 @@ pub struct Index {
     /// Postings decoded on first use, one slot per feature of the table: a long-lived
     /// reader (`serve`, a program embedding skillc) decodes each list once, a one-shot
     /// `skillc menu` only the lists of its turn.
-    decoded: std::sync::OnceLock<Vec<std::sync::OnceLock<Box<[(u32, f32)]>>>>,
+    decoded: std::sync::OnceLock<Vec<std::sync::OnceLock<KeptPostings>>>,
     /// Set by the first turn scored: from the second on, postings are decoded and kept.
     scored: std::sync::OnceLock<()>,
 }
