@@ -1,6 +1,9 @@
 //! `skillc read-properties` and `skillc to-prompt`: what the parser read, in the reference
 //! validator's shapes.
 
+// `& < > " '` escaped as Python's `html.escape(quote=True)` does: the menu's XML escape,
+// one for every XML block skillc writes.
+use crate::menu::format::xml_escape as escape;
 use std::path::{Path, PathBuf};
 
 use super::{Printer, Status};
@@ -187,24 +190,6 @@ pub(crate) fn read_properties(path: &Path, out: &mut Printer) -> anyhow::Result<
         }
         Err(status) => Ok(status),
     }
-}
-
-/// Escapes `& < > " '` as Python's `html.escape(quote=True)` does.
-fn escape(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#x27;"),
-            // XML 1.0 allows no C0 control but tab and line breaks.
-            c if c.is_control() && !matches!(c, '\t' | '\n' | '\r') => o.push('\u{FFFD}'),
-            c => o.push(c),
-        }
-    }
-    o
 }
 
 pub(crate) fn to_prompt(paths: &[PathBuf], out: &mut Printer) -> anyhow::Result<Status> {
