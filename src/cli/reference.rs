@@ -76,15 +76,20 @@ pub(crate) fn vocabulary(default: bool, format: ReportFormat, out: &mut Printer)
         let project = project::load(&std::env::current_dir()?, out)?;
         project::vocabulary_source(&project, None, out)?
     };
+    // Checked before anything is printed, in every format: `skillc vocabulary >
+    // vocabulary.toml` must not turn a broken (or, through the shell's truncation, empty)
+    // project vocabulary into a file that looks like one.
+    let loaded = crate::vocab::parse(&path, &text);
+    project::print_file_diagnostics(out, &loaded.diagnostics, &text);
+    if loaded.diagnostics.iter().any(|d| d.severity == Severity::Error) {
+        anyhow::bail!(
+            "the vocabulary {path} has errors (see above); `skillc vocabulary --default` prints the built-in one"
+        );
+    }
     if format == ReportFormat::Human {
         out.write(&text)?;
         out.flush()?;
         return Ok(Status::Success);
-    }
-    let loaded = crate::vocab::parse(&path, &text);
-    project::print_file_diagnostics(out, &loaded.diagnostics, &text);
-    if loaded.diagnostics.iter().any(|d| d.severity == Severity::Error) {
-        anyhow::bail!("the vocabulary has errors (see above)");
     }
     let v = &loaded.vocabulary;
     let doc = msg::Vocabulary {

@@ -170,6 +170,15 @@ fn explain_and_vocabulary_print_json() {
     assert_eq!(bad.code, Some(2), "{}", bad.stdout);
     assert!(bad.stderr.contains("error[VO"), "{}", bad.stderr);
     assert!(bad.stdout.is_empty());
+    // The text listing is checked too: `skillc vocabulary > vocabulary.toml` (the shell
+    // empties the file first) must not print an empty or broken vocabulary as if it were one.
+    for text in ["version = 1\n[actions]\nread = 3\n", "", "garbage = [\n"] {
+        std::fs::write(p.path().join("vocabulary.toml"), text).expect("write");
+        let bad = run(p.path(), &["vocabulary"]);
+        assert_eq!(bad.code, Some(2), "{text:?}: {}", bad.stdout);
+        assert!(bad.stderr.contains("error[VO"), "{}", bad.stderr);
+        assert!(bad.stdout.is_empty(), "{text:?}: {}", bad.stdout);
+    }
 }
 
 /// Every path under `dir` with its bytes (folders as empty), for "nothing was written".
