@@ -407,7 +407,9 @@ impl MenuCatalog {
         let index = self.menu.index();
         let Some(i) = index.find(slug) else {
             return Err(CatalogError::Skill(format!(
-                "no skill `{slug}` in this catalog (`skillc menu --turn TEXT` lists the skills that fit a turn)"
+                "no skill `{}` in this catalog (`skillc menu --turn TEXT` lists the skills that fit a turn)",
+                // Escaped: a requested name never reaches a terminal or a log raw.
+                slug.escape_debug()
             )));
         };
         let s = &index.skills[i];

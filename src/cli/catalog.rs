@@ -235,7 +235,8 @@ pub(crate) fn info(args: &InfoArgs, out: &mut Printer) -> anyhow::Result<Status>
     let Some(skill) = catalog.skill(&args.name) else {
         out.note(&format!(
             "error: no skill `{}` in the catalog; `skillc list` shows them",
-            args.name
+            // Escaped: a name from the command line never reaches the terminal raw.
+            args.name.escape_debug()
         ));
         return Ok(Status::Failure);
     };

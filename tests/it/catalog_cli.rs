@@ -61,6 +61,15 @@ fn list_and_info() {
     let missing = run(p.path(), &["info", "nope"]);
     assert_eq!(missing.code, Some(1));
     assert!(missing.stderr.contains("no skill `nope`"));
+    // A name with terminal control codes is echoed escaped, never raw.
+    let hostile = run(p.path(), &["info", "x\u{1b}[31mRED\nline"]);
+    assert_eq!(hostile.code, Some(1));
+    assert!(!hostile.stderr.contains('\u{1b}'), "{:?}", hostile.stderr);
+    assert!(
+        hostile.stderr.contains("no skill `x\\u{1b}[31mRED\\nline`"),
+        "{}",
+        hostile.stderr
+    );
 
     // A catalog that does not verify lists nothing.
     std::fs::write(p.path().join("out/report.json"), "{}").unwrap();

@@ -316,6 +316,10 @@ fn playbook_prints_the_body_and_checks_the_menu() {
     let r = run(dir, &["playbook", "retired-deployer"]);
     assert_eq!(r.code, Some(1));
     assert!(r.stderr.contains("disabled"), "{}", r.stderr);
+    // A requested name with terminal control codes is echoed escaped, never raw.
+    let r = run(dir, &["playbook", "x\u{1b}[2J"]);
+    assert_ne!(r.code, Some(0));
+    assert!(!r.stderr.contains('\u{1b}'), "{:?}", r.stderr);
 }
 
 /// Flips a byte in the middle of a file (its signature line, for a `.sig`).
