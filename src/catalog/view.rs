@@ -222,6 +222,29 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// What is wrong with the filter's words, if anything: an unknown tier or severity is
+    /// refused (it would match nothing, silently), as an unknown status is.
+    pub fn problem(&self) -> Option<String> {
+        if let Some(t) = self.tier.as_deref()
+            && crate::skill::gaia::SecurityTier::parse(t).is_none()
+        {
+            return Some(format!(
+                "unknown tier `{}`: experimental, community, verified",
+                t.escape_debug()
+            ));
+        }
+        if let Some(h) = self.highest.as_deref()
+            && h != "none"
+            && !super::files::SEVERITIES.contains(&h)
+        {
+            return Some(format!(
+                "unknown severity `{}`: none, info, low, medium, high, critical",
+                h.escape_debug()
+            ));
+        }
+        None
+    }
+
     /// Whether `skill` passes.
     pub fn accepts(&self, skill: &Skill) -> bool {
         self.tier.as_ref().is_none_or(|t| *t == skill.tier)

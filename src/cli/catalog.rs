@@ -156,14 +156,17 @@ pub(crate) fn list(args: &ListArgs, out: &mut Printer) -> anyhow::Result<Status>
                 .ok_or_else(|| anyhow::anyhow!("unknown --status `{s}`: ok, instruction-only, disabled, rejected"))?,
         ),
     };
-    let (catalog, notes) = match open(&args.catalog, out)? {
-        Ok(x) => x,
-        Err(s) => return Ok(s),
-    };
     let filter = Filter {
         tier: args.tier.clone(),
         status,
         highest: args.highest.clone(),
+    };
+    if let Some(why) = filter.problem() {
+        anyhow::bail!("{why}");
+    }
+    let (catalog, notes) = match open(&args.catalog, out)? {
+        Ok(x) => x,
+        Err(s) => return Ok(s),
     };
     let skills = catalog.summaries(&filter, &notes);
     match args.catalog.format {

@@ -53,6 +53,17 @@ impl Scratch {
     }
 }
 
+/// Adds `qi × w` to the sum of every skill of a postings list, marking the skills it touches
+/// first (in list order: the summation order is fixed).
+pub fn add_products(postings: impl Iterator<Item = (usize, f32)>, qi: f32, s: &mut Scratch) {
+    for (i, w) in postings {
+        if s.acc[i] == 0.0 {
+            s.mark(i);
+        }
+        s.acc[i] += qi * w;
+    }
+}
+
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }

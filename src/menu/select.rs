@@ -9,7 +9,7 @@ use aho_corasick::AhoCorasick;
 use super::dense::{self, Vectors};
 use super::index::{Index, Malformed};
 use super::lexical::{self, Feature};
-use super::score::{Scratch, TopK, with_scratch};
+use super::score::{Scratch, TopK, add_products, with_scratch};
 use super::settings::MAX_SIZE;
 use super::text::fold;
 
@@ -690,16 +690,5 @@ impl Menu {
         });
         c.truncate(limit);
         Ok(c)
-    }
-}
-
-/// Adds `qi × w` to the sum of every skill of a postings list, marking the skills it touches
-/// first (in list order: the summation order is fixed).
-fn add_products(postings: impl Iterator<Item = (usize, f32)>, qi: f32, s: &mut Scratch) {
-    for (i, w) in postings {
-        if s.acc[i] == 0.0 {
-            s.mark(i);
-        }
-        s.acc[i] += qi * w;
     }
 }

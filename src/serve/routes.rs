@@ -161,20 +161,14 @@ async fn list_skills(AxState(st): St, Query(q): Query<ListQuery>) -> Result<Resp
             )
         })?),
     };
-    if let Some(h) = q.highest.as_deref()
-        && h != "none"
-        && !crate::catalog::files::SEVERITIES.contains(&h)
-    {
-        return Err(ApiError::bad_request(
-            "invalid_filter",
-            format!("unknown severity `{h}`: none, info, low, medium, high, critical"),
-        ));
-    }
     let filter = Filter {
         tier: q.tier,
         status,
         highest: q.highest,
     };
+    if let Some(why) = filter.problem() {
+        return Err(ApiError::bad_request("invalid_filter", why));
+    }
     let unfiltered = filter.tier.is_none() && filter.status.is_none() && filter.highest.is_none();
     let make = || {
         let skills = snap.catalog.summaries(&filter, &snap.notes);

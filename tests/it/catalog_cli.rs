@@ -50,6 +50,12 @@ fn list_and_info() {
     assert_eq!(v["count"], 1);
     assert_eq!(v["skills"][0]["name"], "finding-demo");
     s.bind(|| insta::assert_snapshot!("catalog_list_json", filtered.stdout));
+    // An unknown filter word is refused (exit 2), never answered with an empty list.
+    for args in [["--tier", "bogus"], ["--status", "weird"], ["--highest", "extreme"]] {
+        let r = run(p.path(), &["list", args[0], args[1]]);
+        assert_eq!(r.code, Some(2), "{args:?}: {r:?}");
+        assert!(r.stderr.contains("unknown"), "{}", r.stderr);
+    }
 
     let info = run(p.path(), &["info", "finding-demo"]);
     assert_eq!(info.code, Some(0), "{info:?}");

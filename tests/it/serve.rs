@@ -53,6 +53,11 @@ fn read_routes_answer_from_the_verified_catalog() {
     assert_eq!(s.get("/api/skills?highest=low").json()["count"], 1);
     assert_eq!(s.get("/api/skills?status=instruction-only").json()["count"], 2);
     assert_eq!(s.get("/api/skills?status=nope").code(), "invalid_filter");
+    assert_eq!(s.get("/api/skills?tier=bogus").code(), "invalid_filter");
+    assert_eq!(
+        s.get("/api/skills?tier=experimental").json()["count"],
+        s.get("/api/skills").json()["count"]
+    );
 
     let d = s.get("/api/skills/todo").json();
     assert_eq!(d["name"], "todo");
