@@ -192,8 +192,7 @@ fn run() -> Result<(), String> {
     }
     let out = out.ok_or("give --out CATALOG (built with [menu] embedder = { path = … })")?;
     let opts = MenuOpenOptions {
-        key: None,
-        state: None,
+        trust: Default::default(),
         now: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64),
