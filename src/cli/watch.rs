@@ -136,6 +136,9 @@ pub(crate) fn run_with(args: &WatchArgs, out: &mut Printer, after: &mut AfterBui
                 let files = project_files(&running.prepared);
                 drop(running);
                 running = loop {
+                    // Stamped before the restart reads them: a file fixed while the restart
+                    // fails (or right after it reports) is a change, never the baseline.
+                    let before = Stamp::take(&roots, &files);
                     match start(args, out, &tx) {
                         Ok((r, o, took)) => {
                             report(
@@ -153,7 +156,7 @@ pub(crate) fn run_with(args: &WatchArgs, out: &mut Printer, after: &mut AfterBui
                         Err(e) => {
                             problem(args, &reporter, out, &format!("{e:#}; fix it and save again"));
                             // Wait for the next change of the configuration (or a stop).
-                            match wait_for_config(&rx, &tx, &roots, &files) {
+                            match wait_for_config(&rx, &roots, &files, &before) {
                                 true => continue,
                                 false => return stopped(args, &reporter, out),
                             }
@@ -176,36 +179,36 @@ fn project_files(prepared: &Prepared) -> Vec<PathBuf> {
     files
 }
 
+/// Size and modification time of `pipeline.toml` and each project file (`None` while it is
+/// missing), and whether each skill root is a folder.
+#[derive(PartialEq, Eq)]
+struct Stamp(Vec<Option<(u64, Option<std::time::SystemTime>)>>, Vec<bool>);
+
+impl Stamp {
+    fn take(roots: &[PathBuf], files: &[PathBuf]) -> Stamp {
+        let config = std::env::current_dir()
+            .map(|cwd| super::project::find_root(&cwd).join(crate::config::FILE_NAME))
+            .ok();
+        let meta = |p: &PathBuf| std::fs::metadata(p).ok().map(|m| (m.len(), m.modified().ok()));
+        Stamp(
+            config.iter().chain(files).map(meta).collect(),
+            roots.iter().map(|r| r.is_dir()).collect(),
+        )
+    }
+}
+
 /// Without a valid configuration (or with a skill root missing, or a project file such as the
 /// vocabulary in error) nothing is watched: polls `pipeline.toml`, the project `files` and the
-/// roots until one changes. Returns false on a stop.
-fn wait_for_config(
-    rx: &mpsc::Receiver<Message>,
-    tx: &mpsc::Sender<Message>,
-    roots: &[PathBuf],
-    files: &[PathBuf],
-) -> bool {
-    let Ok(cwd) = std::env::current_dir() else {
-        return false;
-    };
-    let config = super::project::find_root(&cwd).join(crate::config::FILE_NAME);
-    // Size and modification time of each file (`None` while it is missing).
-    let meta = |p: &PathBuf| std::fs::metadata(p).ok().map(|m| (m.len(), m.modified().ok()));
-    let stamp = || {
-        (
-            std::iter::once(&config).chain(files).map(meta).collect::<Vec<_>>(),
-            roots.iter().map(|r| r.is_dir()).collect::<Vec<_>>(),
-        )
-    };
-    let last = stamp();
+/// roots until they differ from `before` (taken before the failed attempt read them). Returns
+/// false on a stop.
+fn wait_for_config(rx: &mpsc::Receiver<Message>, roots: &[PathBuf], files: &[PathBuf], before: &Stamp) -> bool {
     loop {
+        if Stamp::take(roots, files) != *before {
+            return true;
+        }
         match rx.recv_timeout(Duration::from_millis(200)) {
             Ok(Message::Stop) | Err(mpsc::RecvTimeoutError::Disconnected) => return false,
             Ok(_) | Err(mpsc::RecvTimeoutError::Timeout) => {}
-        }
-        if stamp() != last {
-            let _ = tx;
-            return true;
         }
     }
 }
