@@ -39,10 +39,15 @@ struct Running {
     watcher: Watcher,
 }
 
+/// Prepares the project, watches it and builds. `earlier` was taken before `prepare` read the
+/// project files: a change of one of them since then may have come too early for the watch
+/// and too late for `prepare`, so it starts the session over once more (at worst a needless
+/// restart, never a change missed).
 fn start(
     args: &WatchArgs,
     out: &mut Printer,
     tx: &mpsc::Sender<Message>,
+    earlier: &Baseline,
 ) -> anyhow::Result<(Running, Outcome, Duration)> {
     let started = Instant::now();
     let prepared = prepare(&args.project, out)?;
@@ -57,8 +62,19 @@ fn start(
             o.state_dir.clone(),
         ],
     };
+    // The files `prepare` found (some may be new to `earlier`), right after it read them.
+    let read = Baseline::take(&targets.roots, &project_files(&prepared));
     // Watch first, then build: a change made during the first build is not missed.
     let watcher = Watcher::start(&targets, Duration::from_millis(args.debounce), tx.clone())?;
+    // A project file changed before the watch existed is seen by no watcher: start over once
+    // more (the skills are read below, after the watch started).
+    if earlier.changed() || read.changed() {
+        let _ = tx.send(Message::Changed(Changes {
+            config: true,
+            since: Some(Instant::now()),
+            ..Changes::default()
+        }));
+    }
     let vocab_text = prepared.vocab_text.clone();
     let mut session =
         Session::open(prepared.options.clone(), vocab_text.clone()).map_err(|e| report_error(e, &vocab_text, out))?;
@@ -93,7 +109,7 @@ pub(crate) fn run_with(args: &WatchArgs, out: &mut Printer, after: &mut AfterBui
     ctrlc::set_handler(move || {
         let _ = stop.send(Message::Stop);
     })?;
-    let (mut running, first, took) = start(args, out, &tx)?;
+    let (mut running, first, took) = start(args, out, &tx, &Baseline::take(&[], &[]))?;
     report(
         args,
         &reporter,
@@ -138,8 +154,8 @@ pub(crate) fn run_with(args: &WatchArgs, out: &mut Printer, after: &mut AfterBui
                 running = loop {
                     // Stamped before the restart reads them: a file fixed while the restart
                     // fails (or right after it reports) is a change, never the baseline.
-                    let before = Stamp::take(&roots, &files);
-                    match start(args, out, &tx) {
+                    let before = Baseline::take(&roots, &files);
+                    match start(args, out, &tx, &before) {
                         Ok((r, o, took)) => {
                             report(
                                 args,
@@ -156,7 +172,7 @@ pub(crate) fn run_with(args: &WatchArgs, out: &mut Printer, after: &mut AfterBui
                         Err(e) => {
                             problem(args, &reporter, out, &format!("{e:#}; fix it and save again"));
                             // Wait for the next change of the configuration (or a stop).
-                            match wait_for_config(&rx, &roots, &files, &before) {
+                            match wait_for_config(&rx, &before) {
                                 true => continue,
                                 false => return stopped(args, &reporter, out),
                             }
@@ -179,31 +195,69 @@ fn project_files(prepared: &Prepared) -> Vec<PathBuf> {
     files
 }
 
-/// Size and modification time of `pipeline.toml` and each project file (`None` while it is
-/// missing), and whether each skill root is a folder.
+/// Size, modification time and a digest of the bytes of `pipeline.toml` and each project file
+/// (`None` while it is missing), and whether each skill root is a folder. The digest sees an
+/// edit that keeps the size within one tick of a coarse clock (the time alone would not).
 #[derive(PartialEq, Eq)]
-struct Stamp(Vec<Option<(u64, Option<std::time::SystemTime>)>>, Vec<bool>);
+struct Stamp(Vec<Option<FileStamp>>, Vec<bool>);
+
+/// [`Stamp`] of one file: size, modification time, digest of its bytes.
+type FileStamp = (u64, Option<std::time::SystemTime>, Option<u64>);
+
+/// A [`Stamp`] with what it was taken of.
+struct Baseline {
+    roots: Vec<PathBuf>,
+    files: Vec<PathBuf>,
+    stamp: Stamp,
+}
+
+impl Baseline {
+    fn take(roots: &[PathBuf], files: &[PathBuf]) -> Baseline {
+        Baseline {
+            roots: roots.to_vec(),
+            files: files.to_vec(),
+            stamp: Stamp::take(roots, files),
+        }
+    }
+
+    /// Whether a file or root differs now.
+    fn changed(&self) -> bool {
+        Stamp::take(&self.roots, &self.files) != self.stamp
+    }
+}
 
 impl Stamp {
     fn take(roots: &[PathBuf], files: &[PathBuf]) -> Stamp {
         let config = std::env::current_dir()
             .map(|cwd| super::project::find_root(&cwd).join(crate::config::FILE_NAME))
             .ok();
-        let meta = |p: &PathBuf| std::fs::metadata(p).ok().map(|m| (m.len(), m.modified().ok()));
         Stamp(
-            config.iter().chain(files).map(meta).collect(),
+            config.iter().chain(files).map(|p| file_stamp(p)).collect(),
             roots.iter().map(|r| r.is_dir()).collect(),
         )
     }
 }
 
+/// A project file's [`FileStamp`]; `None` when it is missing.
+fn file_stamp(p: &std::path::Path) -> Option<FileStamp> {
+    use std::hash::{Hash as _, Hasher as _};
+    let meta = std::fs::metadata(p).ok()?;
+    // Project files are small: read whole (a folder or unreadable file has no digest).
+    let digest = meta.is_file().then(|| std::fs::read(p).ok()).flatten().map(|bytes| {
+        let mut h = std::hash::DefaultHasher::new();
+        bytes.hash(&mut h);
+        h.finish()
+    });
+    Some((meta.len(), meta.modified().ok(), digest))
+}
+
 /// Without a valid configuration (or with a skill root missing, or a project file such as the
-/// vocabulary in error) nothing is watched: polls `pipeline.toml`, the project `files` and the
+/// vocabulary in error) nothing is watched: polls `pipeline.toml`, the project files and the
 /// roots until they differ from `before` (taken before the failed attempt read them). Returns
 /// false on a stop.
-fn wait_for_config(rx: &mpsc::Receiver<Message>, roots: &[PathBuf], files: &[PathBuf], before: &Stamp) -> bool {
+fn wait_for_config(rx: &mpsc::Receiver<Message>, before: &Baseline) -> bool {
     loop {
-        if Stamp::take(roots, files) != *before {
+        if before.changed() {
             return true;
         }
         match rx.recv_timeout(Duration::from_millis(200)) {
@@ -365,4 +419,32 @@ fn report(
     ))?;
     out.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An edit that keeps a project file's size and modification time (two saves within one
+    /// tick of a coarse clock) is a change. Fails with a stamp of size and time alone.
+    #[test]
+    fn a_same_size_edit_within_one_clock_tick_is_a_change() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let f = dir.path().join("vocabulary.toml");
+        std::fs::write(&f, "this is [[ not toml\n").expect("write");
+        let when = std::fs::metadata(&f).and_then(|m| m.modified()).expect("mtime");
+        let before = Baseline::take(&[dir.path().to_path_buf()], std::slice::from_ref(&f));
+        assert!(!before.changed());
+        std::fs::write(&f, "this is [[ not TOML\n").expect("write");
+        std::fs::File::options()
+            .write(true)
+            .open(&f)
+            .and_then(|h| h.set_modified(when))
+            .expect("set mtime");
+        assert!(before.changed(), "a same-size edit with the same time was missed");
+        // A root made a file, or a file removed: changes too.
+        let gone = Baseline::take(&[], std::slice::from_ref(&f));
+        std::fs::remove_file(&f).expect("rm");
+        assert!(gone.changed());
+    }
 }

@@ -92,23 +92,64 @@ fn command_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
     cmd
 }
 
-/// [`skillc_env`] for at most 60 s, standard input closed: a command that would run until
-/// stopped (a `serve` that accepts its catalog) is killed then, and its exit code is `None`.
+/// [`skillc_env`] for at most 180 s (a safety net for a loaded machine), standard input
+/// closed: a command that would run until stopped (a `serve` that accepts its catalog) is
+/// killed then, and its exit code is `None`. Its output is read while it runs (a full pipe
+/// never holds it up).
 pub fn skillc_bounded(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut cmd = command_env(cwd, args, env);
     cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot run {SKILLC}: {e}"));
+    let out = read_all(child.stdout.take().expect("stdout"));
+    let err = read_all(child.stderr.take().expect("stderr"));
     let start = std::time::Instant::now();
-    while child.try_wait().ok().flatten().is_none() {
-        if start.elapsed() > std::time::Duration::from_secs(60) {
-            let _ = child.kill();
-            break;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap_or_else(|e| panic!("{SKILLC}: {e}")) {
+            break status;
         }
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        if start.elapsed() > std::time::Duration::from_secs(180) {
+            let _ = child.kill();
+            break child.wait().unwrap_or_else(|e| panic!("{SKILLC}: {e}"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Run::from_output(Output {
+        status,
+        stdout: out.join().expect("stdout reader"),
+        stderr: err.join().expect("stderr reader"),
+    })
+}
+
+/// Reads `pipe` to its end on a thread of its own.
+fn read_all<R: std::io::Read + Send + 'static>(mut pipe: R) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        bytes
+    })
+}
+
+/// A port of 127.0.0.1 on which nothing listens, for as long as the guard lives: it is the
+/// local port of a connected socket, so a connection to it is refused, and no other socket
+/// is given it meanwhile (a port taken from a listener then closed may be handed out again
+/// before the test uses it).
+pub fn refused_port() -> (impl Drop, u16) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let client = std::net::TcpStream::connect(listener.local_addr().expect("addr")).expect("connect");
+    let (accepted, _) = listener.accept().expect("accept");
+    let port = client.local_addr().expect("addr").port();
+    (Guard(vec![client, accepted]), port)
+}
+
+/// Sockets kept open until dropped.
+struct Guard(Vec<std::net::TcpStream>);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.0.clear();
     }
-    Run::from_output(child.wait_with_output().unwrap_or_else(|e| panic!("{SKILLC}: {e}")))
 }
 
 /// Every diagnostic of a `check --format json` report, as `(code, severity)` pairs.

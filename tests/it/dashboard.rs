@@ -45,30 +45,36 @@ impl Drop for Driver {
 
 impl Driver {
     fn start(chromium: &std::path::Path, chromedriver: &std::path::Path) -> Driver {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let child = Command::new(chromedriver)
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
+        use std::io::BufRead as _;
+        // Port 0: chromedriver binds a free port itself and names it (a port picked here and
+        // bound by it later could be taken in between by another test's server).
+        let mut child = Command::new(chromedriver)
+            .arg("--port=0")
+            .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .expect("start chromedriver");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(port) = line
+                    .split_once("started successfully on port ")
+                    .and_then(|(_, p)| p.trim_end_matches('.').trim().parse::<u16>().ok())
+                {
+                    let _ = tx.send(port);
+                }
+            }
+        });
+        let port = rx
+            .recv_timeout(Duration::from_secs(120))
+            .expect("chromedriver did not say its port");
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
-            .timeout_global(Some(Duration::from_secs(60)))
+            .timeout_global(Some(Duration::from_secs(180)))
             .build()
             .into();
         let base = format!("http://127.0.0.1:{port}");
-        let started = Instant::now();
-        while agent.get(&format!("{base}/status")).call().is_err() {
-            assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "chromedriver did not start"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
         let profile = tempfile::tempdir().expect("profile dir");
         let args = [
             "--headless",
@@ -146,11 +152,12 @@ impl Driver {
             .to_owned()
     }
 
+    /// Polls `script` until it is true (the deadline is a safety net for a loaded machine).
     fn wait_for(&self, what: &str, script: &str) {
         let started = Instant::now();
         while self.js(script) != json!(true) {
             assert!(
-                started.elapsed() < Duration::from_secs(30),
+                started.elapsed() < Duration::from_secs(180),
                 "timed out waiting for {what}"
             );
             std::thread::sleep(Duration::from_millis(100));
@@ -173,7 +180,13 @@ impl Driver {
                 "params": {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600}})),
         );
         self.js("window.scrollTo(0, 0);");
-        std::thread::sleep(Duration::from_millis(300));
+        // Two animation frames: the new layout has been painted (no guess at how long).
+        self.call(
+            "POST",
+            "/execute/async",
+            Some(json!({"script": "const done = arguments[arguments.length - 1];
+                requestAnimationFrame(() => requestAnimationFrame(() => done(true)));", "args": []})),
+        );
         let png64 = self.call("GET", "/screenshot", None).as_str().expect("png").to_owned();
         let png = base64::engine::general_purpose::STANDARD
             .decode(&png64)
@@ -271,9 +284,12 @@ fn dashboard_in_headless_chromium() {
     d.type_into("#menu-turn", "add a task to buy milk");
     let form = d.find("#menu-form button");
     d.call("POST", &format!("/element/{form}/click"), None);
+    // The answer itself (or an error), not merely the end of "Asking…": the wait must not
+    // pass before the request started.
     d.wait_for(
         "the menu preview",
-        "return !document.getElementById('menu-result').textContent.includes('Asking');",
+        "const r = document.getElementById('menu-result'); return !!document.querySelector('#menu-items li') \
+         || (r.textContent.trim() !== '' && !r.textContent.includes('Asking'));",
     );
     let menu = d.text("#menu-result");
     let first = d.text("#menu-items li");

@@ -550,31 +550,32 @@ fn hostile_clients_get_json_errors_and_the_server_goes_on() {
         "{}",
         String::from_utf8_lossy(&g)
     );
-    // Slow-loris: headers that never end are cut off by the header timeout.
-    let started = std::time::Instant::now();
-    let slow: Vec<std::thread::JoinHandle<Vec<u8>>> = (0..3)
+    // Slow-loris: headers that never end are cut off by the header timeout (5 s): the server
+    // closes each connection (the client's own read timeout is a far later safety net).
+    let slow: Vec<std::thread::JoinHandle<std::io::Result<Vec<u8>>>> = (0..3)
         .map(|_| {
             let addr = s.addr.clone();
             std::thread::spawn(move || {
                 use std::io::{Read as _, Write as _};
-                let mut c = std::net::TcpStream::connect(addr).unwrap();
-                c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-                let _ = c.write_all(b"GET /api/skills HTTP/1.1\r\nHost: x\r\nX-Slow: ");
+                let mut c = std::net::TcpStream::connect(addr)?;
+                c.set_read_timeout(Some(Duration::from_secs(300)))?;
+                c.write_all(b"GET /api/skills HTTP/1.1\r\nHost: x\r\nX-Slow: ")?;
                 let mut out = Vec::new();
-                let _ = c.read_to_end(&mut out);
-                out
+                c.read_to_end(&mut out)?;
+                Ok(out)
             })
         })
         .collect();
     // Meanwhile others are served.
     assert_eq!(s.get("/api/skills/todo").status, 200);
     for h in slow {
-        let _ = h.join().unwrap();
+        let cut = h.join().unwrap();
+        assert!(
+            cut.as_ref()
+                .is_ok_and(|b| b.is_empty() || b.starts_with(b"HTTP/1.1 408")),
+            "a slow client was not dropped by the header timeout: {cut:?}"
+        );
     }
-    assert!(
-        started.elapsed() < Duration::from_secs(25),
-        "slow clients were dropped by the header timeout"
-    );
     // Still serving, and nothing was written outside the skills root.
     assert_eq!(s.get("/api/catalog").status, 200);
     assert!(!p.path().join("etc").exists());

@@ -16,7 +16,8 @@ use std::time::Duration;
 use crate::common::{SKILLC, copy_dir, manifest_dir, skillc_env, tree, write_test_key};
 
 const SDE: (&str, &str) = ("SOURCE_DATE_EPOCH", "1800000000");
-const TIMEOUT: Duration = Duration::from_secs(60);
+/// A safety net only (every wait is for an event): generous for a loaded 2-core CI.
+const TIMEOUT: Duration = Duration::from_secs(180);
 
 /// The watch process; killed if the test fails.
 pub(crate) struct Watch {

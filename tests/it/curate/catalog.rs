@@ -70,16 +70,27 @@ impl Drop for Watch {
 }
 
 impl Watch {
+    /// Waits for `reason` (a safety-net deadline; every wait is for an event).
     fn wait_for(&self, reason: &str) -> serde_json::Value {
-        let deadline = Instant::now() + Duration::from_secs(60);
+        self.until(reason, |e| e["reason"] == reason)
+    }
+
+    /// Waits for a `rebuild-finished` after which `done` holds: a change may arrive over
+    /// several rebuilds (an archive moves files in more than one step), the last one counts.
+    fn settled(&self, what: &str, done: impl Fn() -> bool) -> serde_json::Value {
+        self.until(what, |e| e["reason"] == "rebuild-finished" && done())
+    }
+
+    fn until(&self, what: &str, done: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+        let deadline = Instant::now() + Duration::from_secs(180);
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let e = self
                 .1
                 .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no `{reason}` from skillc watch"));
+                .unwrap_or_else(|_| panic!("no `{what}` from skillc watch"));
             assert_ne!(e["reason"], "rebuild-failed", "{e}");
-            if e["reason"] == reason {
+            if done(&e) {
                 return e;
             }
         }
@@ -113,9 +124,7 @@ fn watch_picks_up_an_archive_and_a_restore() {
     w.wait_for("watching");
     assert_eq!(catalog_skills(&p), vec!["runbooks", "todo"]);
     assert_eq!(p.json(&["run"])["actions"][0]["skill"], "todo");
-    let e = w.wait_for("rebuild-finished");
-    assert_eq!(catalog_skills(&p), vec!["runbooks"], "{e}");
+    w.settled("the archive", || catalog_skills(&p) == ["runbooks"]);
     assert_eq!(p.curate(&["restore", "todo"]).code, Some(0));
-    w.wait_for("rebuild-finished");
-    assert_eq!(catalog_skills(&p), vec!["runbooks", "todo"]);
+    w.settled("the restore", || catalog_skills(&p) == ["runbooks", "todo"]);
 }

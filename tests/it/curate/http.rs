@@ -64,7 +64,7 @@ fn serve(status: u16, content: &'static str) -> (String, Seen) {
 
 fn project(url: &str) -> P {
     let p = P::with_curator(&format!(
-        "model = {{ url = \"{url}\", model = \"tiny-curator\", api_key_env = \"CURATOR_TEST_KEY\", timeout_secs = 10 }}"
+        "model = {{ url = \"{url}\", model = \"tiny-curator\", api_key_env = \"CURATOR_TEST_KEY\", timeout_secs = 120 }}"
     ));
     p.agent_skill("stale-one", "Explain pasta recipes.", 200);
     p
@@ -122,8 +122,8 @@ fn endpoint_failures_are_unavailable_or_skips() {
     assert!(j["warnings"].to_string().contains("HTTP 500"), "{j}");
     assert!(p.archived().is_empty());
 
-    let free = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let p = project(&format!("http://{free}/v1"));
+    let (_refused, port) = crate::common::refused_port();
+    let p = project(&format!("http://127.0.0.1:{port}/v1"));
     assert_eq!(run(&p).json()["reason"], "model_unavailable");
     assert!(p.archived().is_empty());
 

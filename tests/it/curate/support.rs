@@ -41,7 +41,8 @@ pub struct P {
 impl P {
     /// A project whose `[curator]` section is the scripted model plus `extra` lines.
     pub fn new(extra: &str) -> P {
-        Self::with_curator(&format!("{}\n{extra}", model_line(20)))
+        // A safety net only: python3 starting on a loaded machine is never cut off.
+        Self::with_curator(&format!("{}\n{extra}", model_line(120)))
     }
 
     /// A project whose `[curator]` section is exactly `section`.

@@ -87,7 +87,7 @@ fn project(port: u16) -> tempfile::TempDir {
     let text = std::fs::read_to_string(&p).expect("read").replace(
         "[menu]\nsize = 3\n",
         &format!(
-            "[menu]\nsize = 3\nembedder = {{ url = \"http://127.0.0.1:{port}/v1/embeddings\", model = \"letters\", timeout_ms = 5000 }}\n\
+            "[menu]\nsize = 3\nembedder = {{ url = \"http://127.0.0.1:{port}/v1/embeddings\", model = \"letters\", timeout_ms = 120000 }}\n\
              threshold = {{ embedder = \"lexical/2+openai:letters+fuse/2\", recipe = \"doc/1\", tau = 0.3 }}\n"
         ),
     );
