@@ -20,7 +20,7 @@
 //!    files of that skill — each executor's manifest (hash and signature), wrapper and
 //!    language state, the retained SKILL.md, scripts, references and assets — against what the
 //!    signed catalog lists for it, read from its block of `menu.files` (the block's SHA-256 is
-//!    in the signed index; [`crate::verify::verify_skill`] runs `skillc verify`'s checks on
+//!    in the signed index; `verify::verify_skill` runs `skillc verify`'s checks on
 //!    it), and that the skill's folders hold nothing the catalog does not list; for a
 //!    playbook also the SKILL.md against the hash the index records, before a byte of it is
 //!    returned.
@@ -410,7 +410,7 @@ impl MenuCatalog {
     }
 
     /// The menu of a turn, its dense half embedded by the catalog's embedder, after checking
-    /// the files of every skill it offers ([`MenuCatalog::check_skill`]).
+    /// the files of every skill it offers ([`MenuCatalog::skill_failures`]).
     ///
     /// # Errors
     /// [`CatalogError::Menu`] as [`Menu::select`]; [`CatalogError::NotOffered`], naming every
