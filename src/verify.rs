@@ -249,20 +249,158 @@ pub fn verify(files: &BTreeMap<String, Entry>, key: &PublicKey, opts: &Options) 
         )));
     }
     for s in &catalog.skills {
-        for (rel, hash) in &s.files {
-            let path = format!("skills/{}/{rel}", s.name);
-            vouched.insert(path.clone());
-            if let Some(bytes) = get(files, &path, &mut v)
-                && !hash_ok(hash, bytes)
-            {
-                v.failures.push(Failure::HashMismatch {
-                    file: path,
-                    recorded_in: CATALOG.into(),
-                });
-            }
-        }
+        verify_retained(s, files, &mut vouched, &mut v);
+    }
+    if vouched.contains(emit::MENU_FILES) {
+        check_listings(&catalog, files, &mut v);
+    } else {
+        v.failures.push(Failure::Malformed {
+            file: CATALOG.into(),
+            why: format!("does not vouch for {}", emit::MENU_FILES),
+        });
     }
     finish(v, files, &vouched)
+}
+
+/// The retained files of a skill against the hashes its `[[skill]]` entry records.
+fn verify_retained(
+    s: &format::CatalogSkill,
+    files: &BTreeMap<String, Entry>,
+    vouched: &mut BTreeSet<String>,
+    v: &mut Verification,
+) {
+    for (rel, hash) in &s.files {
+        let path = format!("skills/{}/{rel}", s.name);
+        vouched.insert(path.clone());
+        if let Some(bytes) = get(files, &path, v)
+            && !hash_ok(hash, bytes)
+        {
+            v.failures.push(Failure::HashMismatch {
+                file: path,
+                recorded_in: CATALOG.into(),
+            });
+        }
+    }
+}
+
+/// `menu.files` says for every skill what `catalog.toml` lists for it, and the signed
+/// `menu.idx` points at each block with its digest: what a menu checks per skill is then
+/// what the catalog vouches for.
+fn check_listings(catalog: &Catalog, files: &BTreeMap<String, Entry>, v: &mut Verification) {
+    let (Some(Entry::Bytes(index)), Some(Entry::Bytes(listings))) =
+        (files.get(emit::MENU_INDEX), files.get(emit::MENU_FILES))
+    else {
+        return; // Missing or irregular: already a failure of `[files]`.
+    };
+    let mut bad = |why: String| {
+        v.failures.push(Failure::Malformed {
+            file: emit::MENU_FILES.into(),
+            why,
+        });
+    };
+    let index = match crate::menu::index::Index::parse(index.clone()) {
+        Ok(i) => i,
+        Err(e) => return bad(format!("{}: {e}", emit::MENU_INDEX)),
+    };
+    let expected = format::SkillListing::of_catalog(catalog);
+    if index.skills.len() != expected.len() {
+        return bad(format!(
+            "{} lists {} skills, the catalog {}",
+            emit::MENU_INDEX,
+            index.skills.len(),
+            expected.len()
+        ));
+    }
+    for s in &index.skills {
+        let ok = match (listing_at(listings, &s.files), expected.get(s.slug.as_str())) {
+            (Ok(got), Some(want)) => got == *want,
+            _ => false,
+        };
+        if !ok {
+            bad(format!(
+                "the block of `{}` is not what catalog.toml lists for it",
+                s.slug
+            ));
+        }
+    }
+}
+
+/// Why a skill's block of `menu.files` cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ListingError {
+    /// The block is out of the file, or its bytes differ from the digest in `menu.idx`.
+    Mismatch,
+    /// It is not a listing.
+    Malformed(String),
+}
+
+impl ListingError {
+    /// As a verification failure.
+    pub fn failure(&self) -> Failure {
+        match self {
+            ListingError::Mismatch => Failure::HashMismatch {
+                file: emit::MENU_FILES.into(),
+                recorded_in: emit::MENU_INDEX.into(),
+            },
+            ListingError::Malformed(why) => Failure::Malformed {
+                file: emit::MENU_FILES.into(),
+                why: why.clone(),
+            },
+        }
+    }
+}
+
+/// A skill's listing from `menu.files` (all of it, or the block alone at offset 0), checked
+/// against the digest the signed index records.
+///
+/// # Errors
+/// [`ListingError`] when the block is not there, differs from its digest or does not parse.
+pub fn listing_at(bytes: &[u8], at: &crate::menu::index::FilesRef) -> Result<format::SkillListing, ListingError> {
+    let block = bytes
+        .get(at.offset as usize..)
+        .and_then(|b| b.get(..at.len as usize))
+        .ok_or(ListingError::Mismatch)?;
+    parse_block(block, at)
+}
+
+/// A block read on its own, checked against its digest.
+///
+/// # Errors
+/// As [`listing_at`].
+pub fn parse_block(block: &[u8], at: &crate::menu::index::FilesRef) -> Result<format::SkillListing, ListingError> {
+    use sha2::Digest as _;
+    if block.len() != at.len as usize || sha2::Sha256::digest(block).as_slice() != at.sha256 {
+        return Err(ListingError::Mismatch);
+    }
+    serde_json::from_slice(block).map_err(|e| ListingError::Malformed(e.to_string()))
+}
+
+/// Verifies one skill as [`verify`] verifies it, against its listing: each executor's
+/// manifest (hash, signature, `[integrity]`: wrapper, language state, the skill's files), the
+/// retained files, and that its folders (`skills/<name>/`, `executors/<name>/`, the only
+/// paths `files` holds) have nothing the listing does not vouch for. What a menu runs before
+/// it offers a skill and a playbook before it loads one.
+pub fn verify_skill(listing: &format::SkillListing, key: &PublicKey, files: &BTreeMap<String, Entry>) -> Vec<Failure> {
+    let mut v = Verification::default();
+    let mut vouched = BTreeSet::new();
+    let opts = Options {
+        now: 0,
+        accepted: None,
+        production: false,
+    };
+    let mut weak = BTreeMap::new();
+    for e in &listing.executor {
+        if e.skill != listing.skill.name {
+            v.failures.push(Failure::Malformed {
+                file: emit::MENU_FILES.into(),
+                why: format!("executor `{}` is not of skill `{}`", e.name, listing.skill.name),
+            });
+            continue;
+        }
+        verify_executor(e, key, files, &opts, &mut vouched, &mut v, &mut weak);
+    }
+    verify_retained(&listing.skill, files, &mut vouched, &mut v);
+    finish(v, files, &vouched).failures
 }
 
 /// The catalog's header: its signature's trusted comment agrees with it, it has not expired,

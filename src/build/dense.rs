@@ -6,7 +6,7 @@
 //! The embedder is reached only for documents the cache lacks: a local model is loaded, and
 //! an endpoint called, only then (its id alone is needed otherwise).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -232,8 +232,8 @@ fn dense_vectors(
 }
 
 /// The menu files of `out/`: `menu.idx`, and `menu.vec` with a dense embedder. `settings` are
-/// written into the index; `root` resolves a local model's folder; `state_dir` holds the
-/// vector cache.
+/// written into the index; `listings` are the skills' blocks of `menu.files` by slug; `root`
+/// resolves a local model's folder; `state_dir` holds the vector cache.
 ///
 /// # Errors
 /// [`DenseError::Embedder`] (naming the URL or folder) when the embedder fails or times out;
@@ -243,6 +243,7 @@ pub fn render_files(
     inputs: BuildInputs,
     skills: &[SkillSource],
     settings: &MenuSettings,
+    listings: &BTreeMap<String, index::FilesRef>,
     root: &Path,
     state_dir: &Path,
 ) -> Result<MenuFiles, DenseError> {
@@ -271,7 +272,7 @@ pub fn render_files(
     }
     let entries: Vec<&Entry> = rows.iter().map(|r| r.1).collect();
     Ok(MenuFiles {
-        index: index::render(&entries, menu_lexicon(db, inputs), header),
+        index: index::render(&entries, menu_lexicon(db, inputs), header, listings),
         vectors: vectors_file,
     })
 }

@@ -16,15 +16,22 @@
 //!    the folder and the key (its state file, read only here);
 //! 4. `menu.vec` (dense vectors), when the index names it, against the SHA-256 the signed
 //!    index records;
-//! 5. for a playbook, the SKILL.md against the SHA-256 the signed index records, before a
-//!    byte of it is returned.
+//! 5. before a skill is offered (every item of a turn's menu) or its playbook loaded, the
+//!    files of that skill — each executor's manifest (hash and signature), wrapper and
+//!    language state, the retained SKILL.md, scripts, references and assets — against what the
+//!    signed catalog lists for it, read from its block of `menu.files` (the block's SHA-256 is
+//!    in the signed index; `verify::verify_skill` runs `skillc verify`'s checks on
+//!    it), and that the skill's folders hold nothing the catalog does not list; for a
+//!    playbook also the SKILL.md against the hash the index records, before a byte of it is
+//!    returned.
 //!
-//! That is enough for a menu: every byte it offers or loads is signed by the trusted key, for
-//! a catalog that has not expired or been rolled back, and `skillc verify` checks the same
-//! signature and that `catalog.toml` vouches for the same `menu.idx`. What it does not check
-//! is the content of `catalog.toml` and the rest of the tree (executors, manifests, wrappers,
-//! the report), which the menu never reads: the loader of executors runs `skillc verify`, and
-//! [`Depth::Full`] (`--full-verify`) runs all of it first.
+//! A skill that fails is never offered or loaded, and since a failing file means `skillc
+//! verify` refuses the folder, nothing is (RUNTIME.md): the turn's menu is refused with
+//! verify's message naming the file ([`CatalogError::NotOffered`]; exit 1 on the command
+//! line), and so is the playbook ([`CatalogError::Refused`]). What this does not check is the rest of the tree — the skills this
+//! turn does not offer, `report.json`, the content of `catalog.toml` beyond its signature —
+//! which the menu never reads: [`Depth::Full`] (`--full-verify`) runs all of `skillc verify`
+//! first, and `serve` and the catalog commands always do.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -40,7 +47,8 @@ use crate::menu::settings::DenseEmbedder;
 use crate::menu::{DenseTurn, Menu, MenuError, Query, Selection, index};
 use crate::sign::PublicKey;
 use crate::util::sha256;
-use crate::verify::{self, Failure};
+use crate::verify::{self, Entry, Failure};
+use std::collections::BTreeMap;
 
 /// How much of the catalog [`MenuCatalog::open`] verifies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,6 +106,21 @@ pub enum CatalogError {
     /// A skill not in the catalog, or disabled.
     #[error("{0}")]
     Skill(String),
+    /// A skill the turn's menu would offer does not verify, so the folder is one `skillc
+    /// verify` refuses: nothing is offered (RUNTIME.md).
+    #[error("the catalog in {dir} does not verify: {}", .skills.iter().map(|(s, f)| format!("`{s}`: {}", f.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))).collect::<Vec<_>>().join("; "))]
+    NotOffered {
+        /// The folder.
+        dir: String,
+        /// Each failing skill of the menu, with its failures.
+        skills: Vec<(String, Vec<Failure>)>,
+        /// The turn's selection with nothing in it (embedder, recipe, τ and warnings kept).
+        empty: Box<Selection>,
+    },
+    /// The turn's menu cannot be given (a blank or oversized turn, an unknown agent, a size
+    /// out of range, no threshold).
+    #[error(transparent)]
+    Menu(#[from] MenuError),
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> CatalogError + '_ {
@@ -209,6 +232,7 @@ pub struct MenuCatalog {
     /// The menu, loaded.
     pub menu: Menu,
     embedder: Option<TurnEmbedder>,
+    key: PublicKey,
 }
 
 fn refused(dir: &Path, failures: Vec<Failure>) -> CatalogError {
@@ -364,6 +388,7 @@ impl MenuCatalog {
             key_id: key.key_id_hex(),
             menu,
             embedder,
+            key,
         })
     }
 
@@ -384,25 +409,80 @@ impl MenuCatalog {
         self.embedder.as_ref().map_or(DenseTurn::None, |e| e.embed(turn))
     }
 
-    /// The menu of a turn, its dense half embedded by the catalog's embedder.
+    /// The menu of a turn, its dense half embedded by the catalog's embedder, after checking
+    /// the files of every skill it offers ([`MenuCatalog::skill_failures`]).
     ///
     /// # Errors
-    /// [`MenuError`] as [`Menu::select`].
-    pub fn select(&self, turn: &str, agent: Option<&str>, size: Option<usize>) -> Result<Selection, MenuError> {
-        self.menu.select(&Query {
+    /// [`CatalogError::Menu`] as [`Menu::select`]; [`CatalogError::NotOffered`], naming every
+    /// failing file, when a skill the menu would offer does not verify: nothing is offered.
+    pub fn select(&self, turn: &str, agent: Option<&str>, size: Option<usize>) -> Result<Selection, CatalogError> {
+        let sel = self.menu.select(&Query {
             turn,
             agent,
             size,
             dense: self.embed_turn(turn),
+        })?;
+        let mut skills = Vec::new();
+        for item in &sel.items {
+            let failures = self.skill_failures(item.index)?;
+            if !failures.is_empty() {
+                skills.push((item.slug.clone(), failures));
+            }
+        }
+        if skills.is_empty() {
+            return Ok(sel);
+        }
+        let mut empty = sel;
+        empty.items.clear();
+        Err(CatalogError::NotOffered {
+            dir: self.dir.display().to_string(),
+            skills,
+            empty: Box::new(empty),
         })
     }
 
-    /// The playbook of a skill: its SKILL.md body, verbatim, after checking the file against
-    /// the hash the verified index records.
+    /// Checks the files of the skill at `index` of the menu against what the signed catalog
+    /// lists for it (see the module documentation): every failure, empty when it verifies.
+    ///
+    /// # Errors
+    /// [`CatalogError::Io`] when a file cannot be read for another reason than being absent.
+    pub fn skill_failures(&self, index: usize) -> Result<Vec<Failure>, CatalogError> {
+        let Some(s) = self.menu.index().skills.get(index) else {
+            return Ok(vec![Failure::Malformed {
+                file: emit::MENU_INDEX.into(),
+                why: format!("no skill {index}"),
+            }]);
+        };
+        if !is_slug(&s.slug) {
+            return Ok(vec![Failure::Malformed {
+                file: emit::MENU_INDEX.into(),
+                why: format!("`{}` is not a skill name", s.slug.escape_debug()),
+            }]);
+        }
+        let block = match read_block(&self.dir.join(emit::MENU_FILES), s.files.offset, s.files.len) {
+            Ok(b) => b,
+            Err(_) => return Ok(vec![verify::ListingError::Mismatch.failure()]),
+        };
+        let listing = match verify::parse_block(&block, &s.files) {
+            Ok(l) if l.skill.name == s.slug => l,
+            Ok(_) => {
+                return Ok(vec![
+                    verify::ListingError::Malformed(format!("the block of `{}` is another skill's", s.slug)).failure(),
+                ]);
+            }
+            Err(e) => return Ok(vec![e.failure()]),
+        };
+        let files = skill_tree(&self.dir, &s.slug)?;
+        Ok(verify::verify_skill(&listing, &self.key, &files))
+    }
+
+    /// The playbook of a skill: its SKILL.md body, verbatim, after checking the skill's files
+    /// against what the signed catalog lists ([`MenuCatalog::skill_failures`]) and the
+    /// SKILL.md against the hash the verified index records.
     ///
     /// # Errors
     /// [`CatalogError::Skill`] for a skill not in the catalog or disabled;
-    /// [`CatalogError::Refused`] when SKILL.md differs from its recorded hash.
+    /// [`CatalogError::Refused`] naming every failing file when the skill does not verify.
     pub fn playbook(&self, slug: &str) -> Result<String, CatalogError> {
         let index = self.menu.index();
         let Some(i) = index.find(slug) else {
@@ -418,6 +498,10 @@ impl MenuCatalog {
                 "skill `{slug}` is disabled (`metadata.disabled`): it is never offered or loaded"
             )));
         }
+        let failures = self.skill_failures(i)?;
+        if !failures.is_empty() {
+            return Err(refused(&self.dir, failures));
+        }
         let rel = format!("skills/{slug}/SKILL.md");
         let bytes = read_regular(&self.dir.join(&rel))?;
         if sha2::Sha256::digest(&bytes).as_slice() != s.skill_md_sha256 {
@@ -432,4 +516,55 @@ impl MenuCatalog {
         let body = bytes.get(s.body_offset as usize..).unwrap_or_default();
         Ok(String::from_utf8_lossy(body).into_owned())
     }
+}
+
+/// A skill name as the build writes them (`[a-z0-9]` words and `-`, `_` or `.` inside): a
+/// name from the index never reaches outside the catalog's folders.
+fn is_slug(s: &str) -> bool {
+    !s.is_empty()
+        && s != "."
+        && s != ".."
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// `len` bytes at `offset` of a regular file (never through a symbolic link).
+fn read_block(path: &Path, offset: u32, len: u32) -> std::io::Result<Vec<u8>> {
+    use std::io::{Read as _, Seek as _};
+    if !std::fs::symlink_metadata(path)?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut f = std::fs::File::open(path)?;
+    f.seek(std::io::SeekFrom::Start(u64::from(offset)))?;
+    let mut b = vec![0; len as usize];
+    f.read_exact(&mut b)?;
+    Ok(b)
+}
+
+/// The files of one skill's folders, `skills/<slug>/` and `executors/<slug>/`, keyed by their
+/// path in `out/` as `skillc verify` reads them (a folder that is a link or a file is one
+/// irregular entry; an absent one has no files).
+fn skill_tree(dir: &Path, slug: &str) -> Result<BTreeMap<String, Entry>, CatalogError> {
+    let mut files = BTreeMap::new();
+    for top in ["skills", "executors"] {
+        let rel = format!("{top}/{slug}");
+        let full = dir.join(top).join(slug);
+        match std::fs::symlink_metadata(&full) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io(&full)(e)),
+            Ok(m) if m.file_type().is_symlink() => {
+                files.insert(rel, Entry::Irregular("a symbolic link".into()));
+                continue;
+            }
+            Ok(m) if !m.is_dir() => {
+                files.insert(rel, Entry::Irregular("not a folder".into()));
+                continue;
+            }
+            Ok(_) => {}
+        }
+        for (p, e) in read_tree(&full)?.0 {
+            files.insert(format!("{rel}/{p}"), e);
+        }
+    }
+    Ok(files)
 }

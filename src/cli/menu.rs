@@ -179,16 +179,55 @@ fn menu_failed(e: &MenuError, out: &mut Printer) -> Status {
     Status::Error
 }
 
+/// Why a turn's menu was not given, once said: the exit status, and with `--format json` the
+/// empty menu document whose `warnings` name each skill that does not verify.
+struct NotGiven {
+    status: Status,
+    doc: Option<serde_json::Value>,
+}
+
 /// The menu of a turn over an opened catalog (embedding the turn when the catalog has dense
-/// vectors; an unreachable embedder becomes a warning).
+/// vectors; an unreachable embedder becomes a warning). A skill it would offer that does not
+/// verify refuses the menu (RUNTIME.md: nothing is offered from an `out/` that `skillc verify`
+/// refuses): verify's messages, exit 1.
 fn selection(
     cat: &MenuCatalog,
     turn: &str,
     agent: Option<&str>,
     size: Option<usize>,
     out: &mut Printer,
-) -> Result<Selection, Status> {
-    cat.select(turn, agent, size).map_err(|e| menu_failed(&e, out))
+) -> anyhow::Result<Result<Selection, NotGiven>> {
+    let (skills, mut empty) = match cat.select(turn, agent, size) {
+        Ok(s) => return Ok(Ok(s)),
+        Err(catalog::CatalogError::Menu(e)) => {
+            return Ok(Err(NotGiven {
+                status: menu_failed(&e, out),
+                doc: None,
+            }));
+        }
+        Err(catalog::CatalogError::NotOffered { skills, empty, .. }) => (skills, empty),
+        Err(e) => return Err(e.into()),
+    };
+    let mut warnings = Vec::new();
+    for (slug, failures) in &skills {
+        for f in failures {
+            out.note(&format!("error: {f}"));
+            warnings.push(format!("`{slug}` does not verify: {f}"));
+        }
+    }
+    let names: Vec<String> = skills.iter().map(|(s, _)| format!("`{s}`")).collect();
+    out.note(&format!(
+        "error: the catalog in {} does not verify ({} of this turn's menu: {}): nothing is offered from it; run `skillc verify {}`",
+        cat.dir().display(),
+        super::output::count(skills.len(), "skill"),
+        names.join(", "),
+        cat.dir().display()
+    ));
+    empty.warnings.extend(warnings);
+    Ok(Err(NotGiven {
+        status: Status::Failure,
+        doc: Some(format::json_doc(&empty, None)),
+    }))
 }
 
 pub(crate) fn run(args: &MenuArgs, out: &mut Printer) -> anyhow::Result<Status> {
@@ -206,9 +245,15 @@ pub(crate) fn run(args: &MenuArgs, out: &mut Printer) -> anyhow::Result<Status> 
         Ok(c) => c,
         Err(status) => return Ok(status),
     };
-    let sel = match selection(&cat, turn, args.agent.as_deref(), args.size, out) {
+    let sel = match selection(&cat, turn, args.agent.as_deref(), args.size, out)? {
         Ok(s) => s,
-        Err(status) => return Ok(status),
+        Err(not) => {
+            if let (Some(doc), MenuFormat::Json) = (not.doc, args.format) {
+                out.write(&format::pretty(doc))?;
+                out.flush()?;
+            }
+            return Ok(not.status);
+        }
     };
     for w in &sel.warnings {
         out.note(&format!("warning: {w}"));
@@ -282,9 +327,9 @@ pub(crate) fn playbook(args: &PlaybookArgs, out: &mut Printer) -> anyhow::Result
         Err(status) => return Ok(status),
     };
     if let Some(turn) = args.menu_turn.as_deref() {
-        let sel = match selection(&cat, turn, args.agent.as_deref(), args.size, out) {
+        let sel = match selection(&cat, turn, args.agent.as_deref(), args.size, out)? {
             Ok(s) => s,
-            Err(status) => return Ok(status),
+            Err(not) => return Ok(not.status),
         };
         for w in &sel.warnings {
             out.note(&format!("warning: {w}"));
@@ -310,7 +355,8 @@ pub(crate) fn playbook(args: &PlaybookArgs, out: &mut Printer) -> anyhow::Result
             return Ok(Status::Failure);
         }
         Err(e @ catalog::CatalogError::Refused { .. }) => {
-            // A hash mismatch of the SKILL.md: the trust was decided, no rollback note.
+            // A file of the skill differs from what the signed catalog lists: the trust was
+            // decided, no rollback note.
             let status = refused(e, &Default::default(), "nothing is loaded from it", out)?;
             return Ok(status);
         }

@@ -64,6 +64,47 @@ pub struct CatalogSkill {
     pub files: BTreeMap<String, String>,
 }
 
+/// One skill's block of `menu.files` (FORMATS.md, "menu.files"): exactly what `catalog.toml`
+/// lists for it — its `[[skill]]` entry and its `[[executor]]` entries (sorted by name) — so
+/// that a menu checks the files of a skill it offers, and a playbook those of the skill it
+/// loads, against the signed catalog's digests without reading the whole catalog.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkillListing {
+    /// The skill's `[[skill]]` entry.
+    pub skill: CatalogSkill,
+    /// Its `[[executor]]` entries, sorted by name.
+    pub executor: Vec<CatalogExecutor>,
+}
+
+impl SkillListing {
+    /// The listings of every skill of a parsed catalog, by skill name.
+    pub fn of_catalog(catalog: &Catalog) -> BTreeMap<&str, SkillListing> {
+        let mut out: BTreeMap<&str, SkillListing> = catalog
+            .skills
+            .iter()
+            .map(|s| {
+                (
+                    s.name.as_str(),
+                    SkillListing {
+                        skill: s.clone(),
+                        executor: Vec::new(),
+                    },
+                )
+            })
+            .collect();
+        for e in &catalog.executors {
+            if let Some(l) = out.get_mut(e.skill.as_str()) {
+                l.executor.push(e.clone());
+            }
+        }
+        for l in out.values_mut() {
+            l.executor.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+        out
+    }
+}
+
 /// `manifest.toml`: one executor, its command, capabilities, admission and provenance.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -31,6 +31,9 @@ pub const MENU_INDEX: &str = "menu.idx";
 pub const MENU_INDEX_SIG: &str = "menu.idx.sig";
 /// The skills' dense vectors, when a dense embedder is configured (FORMATS.md, "menu.vec").
 pub const MENU_VECTORS: &str = "menu.vec";
+/// Per skill, what the catalog lists for it (FORMATS.md, "menu.files"): the blocks `menu.idx`
+/// points at, each vouched for by a SHA-256 in the signed index.
+pub const MENU_FILES: &str = "menu.files";
 
 /// The folder of an executor, relative to `out/`.
 pub fn executor_dir(skill: &str, executor: &str) -> String {
@@ -120,6 +123,42 @@ pub fn render_catalog(
         }
     }
     s
+}
+
+/// What `catalog.toml` lists for one skill, as [`render_catalog`] writes it: the skill's
+/// entry and its executors' (sorted by name) — one block of `menu.files`.
+pub fn skill_listing(skill: &CatalogSkill, executors: &[&CatalogExecutor]) -> format::SkillListing {
+    let mut executor: Vec<format::CatalogExecutor> = executors
+        .iter()
+        .map(|e| format::CatalogExecutor {
+            name: e.name.clone(),
+            skill: e.skill.clone(),
+            manifest: format!("{}/manifest.toml", executor_dir(&e.skill, &e.name)),
+            manifest_sha256: e.manifest_sha256.clone(),
+        })
+        .collect();
+    executor.sort_by(|a, b| a.name.cmp(&b.name));
+    format::SkillListing {
+        skill: format::CatalogSkill {
+            name: skill.name.clone(),
+            status: skill.status.as_str().to_owned(),
+            executors: skill.executors as u64,
+            files: skill
+                .files
+                .iter()
+                .map(|(p, h)| (p.clone(), format!("sha256:{h}")))
+                .collect(),
+        },
+        executor,
+    }
+}
+
+/// One block of `menu.files`: the listing as one line of JSON (fields in declaration order,
+/// files sorted), so equal listings are equal bytes.
+pub fn render_listing(listing: &format::SkillListing) -> Vec<u8> {
+    let mut b = serde_json::to_vec(listing).unwrap_or_default();
+    b.push(b'\n');
+    b
 }
 
 /// The trusted comment of the catalog signature (FORMATS.md).

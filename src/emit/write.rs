@@ -134,6 +134,7 @@ pub fn in_contract(path: &str) -> bool {
         super::MENU_INDEX,
         super::MENU_INDEX_SIG,
         super::MENU_VECTORS,
+        super::MENU_FILES,
     ]
     .contains(&path)
         || path.starts_with("executors/")

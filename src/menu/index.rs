@@ -7,9 +7,10 @@
 //! postings are read in place when a turn is scored.
 //!
 //! ```text
-//! "skillc-menu\n"  u32 format (1)  u32 header length  header (JSON, keys sorted)
+//! "skillc-menu\n"  u32 format (2)  u32 header length  header (JSON, keys sorted)
 //! skills    × N: str slug, str title, str line, u8 flags (1 = enabled), u8 triggers,
-//!                str × triggers, [u8; 32] SHA-256 of SKILL.md, u32 body offset, f32 norm
+//!                str × triggers, [u8; 32] SHA-256 of SKILL.md, u32 body offset, f32 norm,
+//!                u32 offset, u32 length and [u8; 32] SHA-256 of its block of `menu.files`
 //! lexicon       : u32 concepts, str × concepts, u32 words, (u32 stem hash, u8 n, u16 × n) × words
 //! features × F  : u32 feature hash, u32 postings offset, u32 df       (sorted by hash)
 //! postings      : per feature, df × (varint skill delta, u8 weight × 16)
@@ -27,7 +28,7 @@ use super::settings::MenuSettings;
 /// First bytes of the file.
 pub const MAGIC: &[u8; 12] = b"skillc-menu\n";
 /// The layout's version.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 /// Stored weights are multiples of `1 / WEIGHT_SCALE`.
 pub const WEIGHT_SCALE: f32 = 16.0;
 
@@ -52,6 +53,18 @@ pub struct Entry {
     pub features: Vec<(u32, f32)>,
     /// Hex SHA-256 of the recipe and the dense text: the key of dense vectors' caches.
     pub doc_sha256: String,
+}
+
+/// Where a skill's block of `menu.files` is (what the signed catalog lists for the skill:
+/// its files and executors), and the SHA-256 that vouches for the block's bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FilesRef {
+    /// Byte offset of the block in `menu.files`.
+    pub offset: u32,
+    /// Its length in bytes.
+    pub len: u32,
+    /// SHA-256 of the block.
+    pub sha256: [u8; 32],
 }
 
 /// The quantized form of a stored weight.
@@ -105,9 +118,16 @@ fn put_varint(out: &mut Vec<u8>, mut v: u32) {
     out.push(v as u8);
 }
 
-/// Renders the file from the entries (in catalog order, sorted by slug), the lexicon and the
-/// header's settings. Catalog-wide statistics (df, idf, norms) are computed here.
-pub fn render(entries: &[&Entry], lexicon: &Lexicon, mut header: Header) -> Vec<u8> {
+/// Renders the file from the entries (in catalog order, sorted by slug), the lexicon, the
+/// header's settings and each skill's block of `menu.files` by slug (a skill without one gets
+/// an empty block, which no reader accepts). Catalog-wide statistics (df, idf, norms) are
+/// computed here.
+pub fn render(
+    entries: &[&Entry],
+    lexicon: &Lexicon,
+    mut header: Header,
+    files: &BTreeMap<String, FilesRef>,
+) -> Vec<u8> {
     let n = entries.len();
     // Postings per feature, in skill order.
     let mut postings: BTreeMap<u32, Vec<(u32, u8)>> = BTreeMap::new();
@@ -154,6 +174,10 @@ pub fn render(entries: &[&Entry], lexicon: &Lexicon, mut header: Header) -> Vec<
         out.extend_from_slice(&e.skill_md_sha256);
         out.extend_from_slice(&e.body_offset.to_le_bytes());
         out.extend_from_slice(&(norm.sqrt() as f32).to_le_bytes());
+        let f = files.get(&e.slug).copied().unwrap_or_default();
+        out.extend_from_slice(&f.offset.to_le_bytes());
+        out.extend_from_slice(&f.len.to_le_bytes());
+        out.extend_from_slice(&f.sha256);
     }
     put_u32(&mut out, lexicon.concepts.len());
     for c in &lexicon.concepts {
@@ -209,6 +233,8 @@ pub struct Skill {
     pub body_offset: u32,
     /// Norm of the idf-weighted features.
     pub norm: f32,
+    /// Its block of `menu.files`.
+    pub files: FilesRef,
 }
 
 /// One feature's postings decoded: `(skill, stored weight)` in skill order.
@@ -322,6 +348,13 @@ impl Index {
             sha.copy_from_slice(r.take(32)?);
             let body_offset = r.u32()?;
             let norm = f32::from_bits(r.u32()?);
+            let (offset, len) = (r.u32()?, r.u32()?);
+            let mut files = FilesRef {
+                offset,
+                len,
+                sha256: [0; 32],
+            };
+            files.sha256.copy_from_slice(r.take(32)?);
             skills.push(Skill {
                 slug,
                 title,
@@ -331,6 +364,7 @@ impl Index {
                 skill_md_sha256: sha,
                 body_offset,
                 norm,
+                files,
             });
         }
         let nc = r.len()?;
@@ -513,9 +547,17 @@ mod tests {
             concepts: vec!["a:list".into()],
             words: vec![(42, vec![0])],
         };
-        let bytes = render(&[&a, &b], &lex, Header::default());
-        assert_eq!(bytes, render(&[&a, &b], &lex, Header::default()));
+        let files = FilesRef {
+            offset: 3,
+            len: 9,
+            sha256: [5; 32],
+        };
+        let refs = BTreeMap::from([("alpha".to_owned(), files)]);
+        let bytes = render(&[&a, &b], &lex, Header::default(), &refs);
+        assert_eq!(bytes, render(&[&a, &b], &lex, Header::default(), &refs));
         let ix = Index::parse(bytes.clone()).unwrap();
+        // A skill without a block gets the empty one, which no reader accepts.
+        assert_eq!((ix.skills[0].files, ix.skills[1].files), (files, FilesRef::default()));
         assert_eq!(ix.header.embedder, lexical::EMBEDDER);
         assert_eq!(ix.skills.len(), 2);
         assert_eq!(ix.skills[0].triggers, ["deploy", "ship it"]);

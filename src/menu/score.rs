@@ -235,7 +235,8 @@ mod tests {
             ..Header::default()
         };
         let refs: Vec<&Entry> = entries.iter().collect();
-        let menu = crate::menu::Menu::load(index::render(&refs, &lexicon, header), None).expect("index");
+        let menu =
+            crate::menu::Menu::load(index::render(&refs, &lexicon, header, &Default::default()), None).expect("index");
         (menu, n)
     }
 

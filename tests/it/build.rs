@@ -86,6 +86,7 @@ fn the_example_builds_cleanly_and_verifies() {
             "catalog.toml",
             "catalog.toml.sig",
             "executors",
+            "menu.files",
             "menu.idx",
             "menu.idx.sig",
             "report.json",

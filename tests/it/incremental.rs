@@ -354,8 +354,12 @@ mod session {
         assert_eq!(count(&log, "decision"), 0, "{log:?}");
         assert_eq!(o.manifests_signed, 0, "{o:?}");
         assert!(o.updated.is_empty() && o.added.is_empty());
-        // The retained file and the catalog that vouches for it are rewritten.
-        assert_eq!(o.files_written, 3, "notes.md, catalog.toml and its signature: {o:?}");
+        // The retained file and what vouches for it are rewritten: the catalog, and the menu's
+        // listing of the skill (`menu.files`) with the signed index that holds its digest.
+        assert_eq!(
+            o.files_written, 6,
+            "notes.md, catalog.toml, menu.files, menu.idx and their signatures: {o:?}"
+        );
 
         // Whitespace at the end of a SKILL.md body: the plans come out equal, so neither
         // translation nor admission re-runs.

@@ -461,7 +461,7 @@ impl Session {
             listed.files.insert(file.to_owned(), sha256(text.as_bytes()));
         }
         // The menu index (and dense vectors), vouched for by the catalog.
-        let menu = menu::MenuOut::render(db, inputs, skills, &self.opts)?;
+        let menu = menu::MenuOut::render(db, inputs, skills, &listed, &self.opts)?;
         menu.list(&mut listed.files);
         timer.lap("menu index");
         let signed = catalog::sign(&listed, &self.opts, previous, same_key, now);

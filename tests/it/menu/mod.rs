@@ -4,4 +4,5 @@
 
 pub mod battery;
 mod embedder;
+mod offered;
 mod select;

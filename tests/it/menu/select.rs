@@ -378,8 +378,14 @@ fn a_tampered_menu_index_or_signature_is_refused() {
 #[test]
 fn a_tampered_playbook_is_refused_and_the_full_check_sees_the_whole_tree() {
     let (menu, playbook, verify) = tampered(|out| flip_last_byte(&out.join("skills/pdf-forms/SKILL.md")));
-    // The menu never reads SKILL.md; the playbook checks it against the signed index.
-    assert_eq!(menu.code, Some(0), "{}", menu.stderr);
+    // The menu checks the files of what it offers (`tests/it/menu/offered.rs`), the playbook
+    // also the SKILL.md against the signed index.
+    assert_eq!(menu.code, Some(1), "{}", menu.stderr);
+    assert!(
+        menu.stderr.contains("hash mismatch: skills/pdf-forms/SKILL.md"),
+        "{}",
+        menu.stderr
+    );
     assert_eq!(playbook.code, Some(1), "{}", playbook.stdout);
     assert!(playbook.stdout.is_empty());
     assert!(
