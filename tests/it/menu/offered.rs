@@ -223,3 +223,42 @@ fn serve_verifies_every_skill_first_and_serves_the_bytes_it_verified() {
     assert_eq!(run(dir, &["menu", "--turn", LEDGER_TURN]).code, Some(1));
     assert_eq!(run(dir, &["playbook", "expense-ledger"]).code, Some(1));
 }
+
+/// `catalog.toml` edited (its expiry pushed back) or replaced, while `catalog.toml.sig` and the
+/// signed index are untouched: the menu reads none of the catalog, but a catalog whose bytes do
+/// not match its signature does not verify, so menu and playbook refuse it (exit 1, verify's
+/// message). Fails with a check of the signature's trusted comment alone.
+#[test]
+fn an_edited_or_replaced_catalog_toml_refuses_menu_and_playbook() {
+    let p = project();
+    let dir = p.path();
+    let catalog = dir.join("out/catalog.toml");
+    let saved = std::fs::read_to_string(&catalog).expect("catalog.toml");
+    let edited = saved
+        .lines()
+        .map(|l| {
+            if l.starts_with("expires = ") {
+                "expires = \"2999-01-01T00:00:00Z\"".to_owned()
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_ne!(edited, saved.trim_end(), "catalog.toml has an `expires` line");
+    for text in [edited.as_str(), "catalog_format = \"1\"\n"] {
+        std::fs::write(&catalog, text).expect("write");
+        for args in [&["menu", "--turn", LEDGER_TURN][..], &["playbook", "todo"][..]] {
+            let r = run(dir, args);
+            assert_eq!(r.code, Some(1), "{args:?}: {r:?}");
+            assert!(r.stdout.is_empty() || r.json()["menu"] == serde_json::json!([]), "{args:?}: {r:?}");
+            assert!(
+                r.stderr.contains("bad signature: catalog.toml"),
+                "{args:?}: {}",
+                r.stderr
+            );
+        }
+    }
+    std::fs::write(&catalog, &saved).expect("restore");
+    assert_eq!(run(dir, &["menu", "--turn", LEDGER_TURN]).code, Some(0));
+}
