@@ -270,16 +270,27 @@ fn verify_retained(
     v: &mut Verification,
 ) {
     for (rel, hash) in &s.files {
-        let path = format!("skills/{}/{rel}", s.name);
-        vouched.insert(path.clone());
-        if let Some(bytes) = get(files, &path, v)
-            && !hash_ok(hash, bytes)
-        {
-            v.failures.push(Failure::HashMismatch {
-                file: path,
-                recorded_in: CATALOG.into(),
-            });
-        }
+        vouched_hash(files, format!("skills/{}/{rel}", s.name), hash, CATALOG, vouched, v);
+    }
+}
+
+/// A file vouched for by `hash`, recorded in `recorded_in`: present, regular, and equal.
+fn vouched_hash(
+    files: &BTreeMap<String, Entry>,
+    path: String,
+    hash: &str,
+    recorded_in: &str,
+    vouched: &mut BTreeSet<String>,
+    v: &mut Verification,
+) {
+    vouched.insert(path.clone());
+    if let Some(b) = get(files, &path, v)
+        && !hash_ok(hash, b)
+    {
+        v.failures.push(Failure::HashMismatch {
+            file: path,
+            recorded_in: recorded_in.to_owned(),
+        });
     }
 }
 
@@ -485,15 +496,7 @@ fn verify_executor(
             "lang_state" => format!("{dir}/manifest.lang_state.json"),
             other => other.to_owned(),
         };
-        vouched.insert(path.clone());
-        if let Some(b) = get(files, &path, v)
-            && !hash_ok(hash, b)
-        {
-            v.failures.push(Failure::HashMismatch {
-                file: path,
-                recorded_in: manifest_path.clone(),
-            });
-        }
+        vouched_hash(files, path, hash, &manifest_path, vouched, v);
     }
     for k in ["wrapper", "lang_state"] {
         if !manifest.integrity.contains_key(k) {
