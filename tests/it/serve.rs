@@ -515,7 +515,24 @@ fn hostile_clients_get_json_errors_and_the_server_goes_on() {
             .code(),
         "invalid_size"
     );
-    assert_eq!(s.get("/api/search?q=").code(), "invalid_turn");
+    // A search names its query, not a turn (fails before the fix: `invalid_turn`, "the turn").
+    let q = s.get("/api/search?q=");
+    assert_eq!((q.status, q.code().as_str()), (400, "invalid_query"));
+    let said = q.json()["error"]["message"].as_str().unwrap_or_default().to_owned();
+    assert!(said.contains("the query `q`") && !said.contains("turn"), "{said}");
+    // A body of the wrong shape is described in the API's words, not the server's types
+    // (fails before the fix: "expected struct MenuRequest").
+    let shape = s.call("POST", "/api/menu", &[json_ct], Some(b"[]"));
+    assert_eq!(shape.code(), "invalid_json");
+    let said = shape.json()["error"]["message"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        said.contains("expected a JSON object") && !said.contains("MenuRequest") && !said.contains("struct"),
+        "{said}"
+    );
+    // An oversized body to an owner route without the token: 401 first (fails before the
+    // fix: 413, the size limit answered before the token was checked).
+    let owner = s.call("POST", "/api/playbooks/import", &[json_ct], Some(&big));
+    assert_eq!((owner.status, owner.code().as_str()), (401, "unauthorized"));
     // Names: traversal, NUL, invalid UTF-8, very long.
     for path in [
         "/api/skills/..%2F..%2Fetc",
