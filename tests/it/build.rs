@@ -624,11 +624,13 @@ fn skipped_levels_are_recorded_and_refused_in_production() {
     );
     assert_eq!(prod.code, Some(1));
     assert!(
-        prod.stdout
+        prod.stderr
             .contains("not a production catalog: admission levels were skipped"),
         "{}",
-        prod.stdout
+        prod.stderr
     );
+    // The refusal is an error: on standard error, only the verdict on standard output.
+    assert!(!prod.stdout.contains("error:"), "{}", prod.stdout);
     let l1 = p.run(&["build", "--key", "test.key", "--skip", "L1"], &[SDE]);
     assert_eq!(l1.code, Some(2), "L1 can never be skipped");
 }
