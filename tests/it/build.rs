@@ -177,7 +177,7 @@ fn tampered(tamper: impl FnOnce(&Path), cause: &str) {
     tamper(&p.out());
     let v = p.verify();
     assert_eq!(v.code, Some(1), "verify accepted a tampered catalog:\n{}", v.stdout);
-    assert!(v.stdout.contains(cause), "expected `{cause}` in:\n{}", v.stdout);
+    assert!(v.stderr.contains(cause), "expected `{cause}` in:\n{}", v.stderr);
 }
 
 fn flip_byte(path: &Path) {
@@ -258,10 +258,10 @@ fn an_expired_catalog_is_refused() {
     let v = p.verify();
     assert_eq!(v.code, Some(1));
     assert!(
-        v.stdout
+        v.stderr
             .contains("expired: the catalog expired at 2001-09-10T01:46:40Z"),
         "{}",
-        v.stdout
+        v.stderr
     );
 }
 
@@ -274,10 +274,10 @@ fn an_older_catalog_after_a_newer_one_is_refused() {
     let v = p.verify();
     assert_eq!(v.code, Some(1), "{}", v.stdout);
     assert!(
-        v.stdout
+        v.stderr
             .contains("rollback: catalog_version 1900000000 is lower than 2000000000"),
         "{}",
-        v.stdout
+        v.stderr
     );
 }
 
