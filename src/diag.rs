@@ -388,6 +388,17 @@ pub fn valid_utf8_prefix(bytes: &[u8]) -> &str {
     }
 }
 
+/// `bytes` as text for a snippet, each byte that is not UTF-8 shown as `?`: every byte offset
+/// stays where it was (a diagnostic's span on the original bytes fits the text).
+pub fn lossy_same_offsets(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        out.extend(std::iter::repeat_n('?', chunk.invalid().len()));
+    }
+    out
+}
+
 /// Turns a `toml` deserialization error into a diagnostic: `unknown` for unknown keys,
 /// `invalid` for everything else.
 pub fn toml_error(src: &Source<'_>, e: &toml::de::Error, invalid: &'static Rule, unknown: &'static Rule) -> Diagnostic {

@@ -78,9 +78,26 @@ pub const MAX_KEY_BYTES: u64 = 4096;
 /// file, or is not UTF-8.
 pub fn read_key_text(path: &Path) -> Result<String, String> {
     use std::io::Read as _;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    if file.metadata().is_ok_and(|m| m.is_dir()) {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    // Non-blocking: opening a FIFO nobody writes to returns at once (and is refused below)
+    // instead of waiting for a writer forever. Reads of a regular file never block anyway.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed());
+    }
+    let file = options.open(path).map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if meta.is_dir() {
         return Err("a folder, not a key file".into());
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if meta.file_type().is_fifo() || meta.file_type().is_socket() {
+            return Err("a FIFO or socket, not a key file".into());
+        }
     }
     let mut bytes = Vec::new();
     file.take(MAX_KEY_BYTES + 1)

@@ -71,7 +71,8 @@ pub(crate) fn resolve(root: &Path, flag: Option<&Path>, configured: Option<&Path
 
 /// Reads a baseline file.
 pub(crate) fn read(path: &Path) -> anyhow::Result<Baseline> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = super::project::read_text_at(path, "write it again with `skillc scan --write-baseline`")?
+        .with_context(|| format!("reading {}: no such file", path.display()))?;
     Baseline::parse(&text).with_context(|| format!("{} is not a usable scan baseline", path.display()))
 }
 

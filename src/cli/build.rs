@@ -246,7 +246,7 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
                 .into_values()
                 .map(|e| (e.name, e.source))
                 .collect(),
-            menu: super::menu::build_settings(root, &project.menu)?,
+            menu: menu_settings(root, &project.menu)?,
         },
         vocab_text: vtext,
         _lock: lock,
@@ -295,6 +295,8 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
         super::progress::Reporter::new(args.message_format, args.quiet || args.format == ReportFormat::Json);
     events.started(prepared.options.roots.len());
     let vocab_text = prepared.vocab_text.clone();
+    let previous_signer = signer_of(&prepared.options.out_dir);
+    let signer = prepared.options.key.public().key_id_hex();
     let mut session =
         Session::open(prepared.options, prepared.vocab_text).map_err(|e| report_error(e, &vocab_text, out))?;
     // `--format json` prints the report: a build that is up to date computes it again.
@@ -306,6 +308,12 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
         .build(now, &mut |e| events.event(&e))
         .map_err(|e| report_error(e, &vocab_text, out))?;
     events.finished(&outcome, started.elapsed());
+    if let Some(old) = previous_signer.filter(|old| *old != signer && !outcome.up_to_date) {
+        out.note(&format!(
+            "warning: {} was signed by key {old}; this build re-signed it with key {signer}: a consumer that pinned key {old} refuses it until it checks the new key and runs `skillc verify --accept-key {signer}` (README, \"Security model\")",
+            session.options().out_dir.display()
+        ));
+    }
     let status = finish(args, out, &outcome, &session.options().out_dir, started)?;
     if outcome.totals.skills == 0 {
         // The (empty) catalog is written, so that removing every skill removes it from out/;
@@ -320,6 +328,23 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
         return Ok(Status::Failure);
     }
     Ok(status)
+}
+
+/// The menu settings of the build ([`super::menu::build_settings`]), after checking that
+/// `menu-calibration.toml` is text: that code takes invalid UTF-8 for "no calibration".
+fn menu_settings(
+    root: &Path,
+    configured: &crate::menu::settings::MenuSettings,
+) -> anyhow::Result<crate::menu::settings::MenuSettings> {
+    let calibration = root.join(crate::menu::settings::CALIBRATION_FILE);
+    project::read_text_at(&calibration, "record it again with `skillc menu calibrate BATTERY`")?;
+    super::menu::build_settings(root, configured)
+}
+
+/// The key id of the public key in `out/` (the last catalog's signer), when one is readable.
+fn signer_of(out_dir: &Path) -> Option<String> {
+    let text = crate::catalog::read::read_key_text(&out_dir.join(emit::PUBLIC_KEY)).ok()?;
+    crate::sign::PublicKey::from_file(&text).ok().map(|k| k.key_id_hex())
 }
 
 /// `SOURCE_DATE_EPOCH`, validated: a non-negative number of seconds before year 9000.
@@ -395,22 +420,39 @@ pub(crate) fn summary_line(o: &Outcome, out_dir: &Path, secs: f64) -> String {
     let t = &o.totals;
     let changed = o.added.len() + o.updated.len() + o.removed.len();
     format!(
-        "{} {} {} {}: {}, {} admitted, {} rejected{}; {} changed, {} written or removed in {secs:.2} s",
+        "{} {} {} {}{}: {}, {} admitted, {} rejected; {} changed, {} written or removed in {secs:.2} s",
         if o.up_to_date { "up to date:" } else { "built" },
-        super::output::count(t.skills, "skill"),
+        skills_built(t),
         if o.up_to_date { "in" } else { "into" },
         out_dir.display(),
+        skills_rejected(t),
         super::output::count(t.plans, "plan"),
         t.admitted,
         t.rejected,
-        if t.skills_rejected > 0 {
-            format!(" ({} rejected)", super::output::count(t.skills_rejected, "skill"))
-        } else {
-            String::new()
-        },
         super::output::count(changed, "executor"),
         super::output::count(o.files_written + o.files_removed, "file"),
     )
+}
+
+/// The skills a build put in its catalog, out of those it read: `12 skills`, or `5 of 12
+/// skills` when some were rejected (a rejected skill is not built).
+pub(crate) fn skills_built(t: &crate::messages::report::Totals) -> String {
+    if t.skills_rejected == 0 {
+        return super::output::count(t.skills, "skill");
+    }
+    format!(
+        "{} of {}",
+        t.skills.saturating_sub(t.skills_rejected),
+        super::output::count(t.skills, "skill")
+    )
+}
+
+/// ` (7 skills rejected)` when some were, else nothing.
+pub(crate) fn skills_rejected(t: &crate::messages::report::Totals) -> String {
+    if t.skills_rejected == 0 {
+        return String::new();
+    }
+    format!(" ({} rejected)", super::output::count(t.skills_rejected, "skill"))
 }
 
 /// How many rejected plans a human summary lists before pointing at `report.json`.

@@ -274,8 +274,15 @@ pub(crate) fn info(args: &InfoArgs, out: &mut Printer) -> anyhow::Result<Status>
 
 fn human_info(d: &Detail) -> Vec<String> {
     let s = &d.summary;
+    // The title only when it says more than the name (a title derived from the name, `todo`
+    // for `todo`, would only repeat it).
+    let derived = s.title.eq_ignore_ascii_case(&s.name.replace('-', " ")) || s.title == s.name;
     let mut l = vec![
-        format!("{} — {}", s.name, s.title),
+        if derived {
+            s.name.clone()
+        } else {
+            format!("{} — {}", s.name, s.title)
+        },
         format!("  {}", s.description),
         format!("status:      {}", s.status.as_str()),
         format!("version:     {}", s.version),
@@ -304,9 +311,16 @@ fn human_info(d: &Detail) -> Vec<String> {
         l.push(format!("rejected:    {r}"));
     }
     l.push(format!("executors:   {}", d.executor_details.len()));
+    // One column of names, one of levels.
+    let width = d
+        .executor_details
+        .iter()
+        .map(|e| e.name.chars().count())
+        .max()
+        .unwrap_or(0);
     for e in &d.executor_details {
         let levels: Vec<String> = e.admission.levels.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        l.push(format!("  {}  [{}]", e.name, levels.join(", ")));
+        l.push(format!("  {:<width$}  [{}]", e.name, levels.join(", ")));
     }
     l.push(format!("findings:    {}", d.findings.len()));
     for f in &d.findings {

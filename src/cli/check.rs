@@ -87,8 +87,21 @@ pub(crate) fn run(args: &CheckArgs, out: &mut Printer) -> anyhow::Result<Status>
         let totals = super::fix::run(&base, &paths, project.config.limits, options, args.diff, &ignored, out)?;
         if args.diff {
             out.flush()?;
-            // As `cargo fmt --check`: 1 when something would change.
-            return Ok(if totals.skills > 0 {
+            // As `cargo fmt --check`: 1 when something would change; and, as `check`, 1
+            // when an error would remain that `--fix` cannot fix.
+            let loaded = load_skills(&base, &paths, mode, project.config.limits, false, &[])?;
+            let unfixable = entries(&loaded, options, &ignored)
+                .iter()
+                .flat_map(|e| e.diagnostics.iter().zip(&e.fixable))
+                .filter(|(d, fixable)| d.severity == Severity::Error && !**fixable)
+                .count();
+            if unfixable > 0 {
+                out.note(&format!(
+                    "error: {} that `--fix` cannot fix; `skillc check` shows where",
+                    super::output::count(unfixable, "error")
+                ));
+            }
+            return Ok(if totals.skills > 0 || unfixable > 0 {
                 Status::Failure
             } else {
                 Status::Success
@@ -258,7 +271,7 @@ fn render(
             for d in entries.iter().flat_map(|e| shown(args, e)) {
                 out.line(&diag::render_short(d))?;
             }
-            out.line(&summary_line(&summary, args))?;
+            out.line(&summary_line(&summary, entries, args))?;
         }
         Format::Human => {
             let options = RenderOptions { color: out.color };
@@ -271,31 +284,52 @@ fn render(
                     out.write("\n\n")?;
                 }
             }
-            out.line(&summary_line(&summary, args))?;
+            out.line(&summary_line(&summary, entries, args))?;
         }
     }
     Ok(())
 }
 
-/// The display path and UTF-8 text of a skill's SKILL.md, for snippets.
+/// The display path and text of a skill's SKILL.md, for snippets (bytes that are not UTF-8
+/// shown as `?`, at their offsets: `SK002`'s snippet shows the line of the bad byte).
 pub(crate) fn skill_md_text(db: &Db, skill: SkillSource) -> Option<(String, String)> {
     let file = skill.skill_md(db)?;
     let Contents::Bytes(b) = file.contents(db) else {
         return None;
     };
-    let text = std::str::from_utf8(b).ok()?;
-    Some((format!("{}/{}", skill.display(db), file.rel_path(db)), text.to_owned()))
+    Some((
+        format!("{}/{}", skill.display(db), file.rel_path(db)),
+        diag::lossy_same_offsets(b),
+    ))
 }
 
-fn summary_line(s: &check::Summary, args: &CheckArgs) -> String {
+/// `checked 3 skills: 1 ok, 1 with warnings, 1 with errors (2 errors, 3 warnings)`: skills by
+/// their worst diagnostic, then every diagnostic counted (a skill with errors may have
+/// warnings too, and they are printed above).
+fn summary_line(s: &check::Summary, entries: &[Entry], args: &CheckArgs) -> String {
     use super::output::count;
+    let (mut errors, mut warnings) = (0, 0);
+    for d in entries.iter().flat_map(|e| &e.diagnostics) {
+        match d.severity {
+            Severity::Error => errors += 1,
+            Severity::Warning => warnings += 1,
+            _ => {}
+        }
+    }
     let mut line = format!(
-        "checked {}: {} ok, {}, {}",
+        "checked {}: {} ok, {} with warnings, {} with errors",
         count(s.skills, "skill"),
         s.ok,
-        count(s.warnings, "warning"),
-        count(s.errors, "error")
+        s.warnings,
+        s.errors
     );
+    if errors + warnings > 0 {
+        line.push_str(&format!(
+            " ({}, {})",
+            count(errors, "error"),
+            count(warnings, "warning")
+        ));
+    }
     if s.fixable > 0 && !args.fix {
         let strict = if args.strict { " --strict" } else { "" };
         line.push_str(&format!("; {} fixable with `skillc check --fix{strict}`", s.fixable));

@@ -81,6 +81,18 @@ pub(crate) fn keygen(args: &KeygenArgs, out: &mut Printer) -> anyhow::Result<Sta
         "{} is where the public key goes; name the secret key differently (e.g. `signing.key`)",
         path.display()
     );
+    // A folder named with -o is never made up: a typo would put the secret key somewhere
+    // nobody looks (the default `.skillc/` is the project's own, and made when missing).
+    if args.output.is_some()
+        && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        anyhow::bail!(
+            "{} is not a folder; create it first (`mkdir -p {}`), or name a key file in an existing folder",
+            dir.display(),
+            dir.display()
+        );
+    }
     for existing in [path.clone(), public_path(&path)] {
         let meta = match std::fs::symlink_metadata(&existing) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,

@@ -125,6 +125,33 @@ pub(crate) fn read_input(
     }
 }
 
+/// The text of a project file that has no diagnostic code of its own (the scan baseline,
+/// `menu-calibration.toml`); `None` when it is missing. Invalid UTF-8 is an error at the
+/// `file:line:column` of the first bad byte, with what to do (`fix`).
+pub(crate) fn read_text_at(path: &Path, fix: &str) -> anyhow::Result<Option<String>> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) => {
+            let bytes = e.as_bytes();
+            let valid = e.utf8_error().valid_up_to();
+            let prefix = diag::valid_utf8_prefix(bytes);
+            let pos = diag::LineIndex::new(prefix).pos(prefix, valid);
+            anyhow::bail!(
+                "{}:{}:{}: not valid UTF-8 (byte 0x{:02X} at offset {valid}); {fix}",
+                path.display(),
+                pos.line,
+                pos.column,
+                bytes.get(valid).copied().unwrap_or_default()
+            )
+        }
+    }
+}
+
 /// Turns a `skillc.lock` error into the command's error: an invalid lock prints its
 /// diagnostic with a snippet first (exit status 2, as for `pipeline.toml`).
 pub(crate) fn lock_error(e: crate::import::lock::LockError, out: &mut Printer) -> anyhow::Error {

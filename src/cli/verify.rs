@@ -79,10 +79,15 @@ pub(crate) fn run(args: &VerifyArgs, out: &mut Printer) -> anyhow::Result<Status
         dir.is_dir(),
         "{shown}: no such folder (build a catalog with `skillc build`, or name its folder)"
     );
-    anyhow::ensure!(
-        dir.join(emit::CATALOG).is_file(),
-        "{shown} is not a catalog (it has no catalog.toml); build one with `skillc build`"
-    );
+    if !dir.join(emit::CATALOG).is_file() {
+        // A folder that fails verification (README, exit status 1), not a command that could
+        // not run: what is missing, and what to do.
+        let why = format!(
+            "{shown} is not a catalog: it has no {}; build one with `skillc build`, or name the folder that holds one (`skillc verify DIR`)",
+            emit::CATALOG
+        );
+        return failed(args, out, "missing", &why);
+    }
     // The same reading as the catalog commands and `serve`: no link followed, sizes capped.
     // A build publishes a new generation by switching folders (`emit::publish`): a reading
     // during which the folder's identity changed straddled a switch, and is done once more.
@@ -152,6 +157,12 @@ fn announce(out: &mut Printer, t: &trust::Trusted, shown: &str, state: &Path) {
 
 /// A catalog whose signer is not trusted: nothing else is checked, nothing recorded.
 fn refused(args: &VerifyArgs, out: &mut Printer, r: &trust::Refusal) -> anyhow::Result<Status> {
+    failed(args, out, r.kind(), &r.to_string())
+}
+
+/// A catalog refused before anything was checked (one reason, of `kind`): exit status 1, the
+/// reason on standard error (JSON: the report on standard output).
+fn failed(args: &VerifyArgs, out: &mut Printer, kind: &'static str, message: &str) -> anyhow::Result<Status> {
     match args.format {
         ReportFormat::Json => {
             let report = messages::verify::Report {
@@ -163,13 +174,13 @@ fn refused(args: &VerifyArgs, out: &mut Printer, r: &trust::Refusal) -> anyhow::
                 executors: 0,
                 trusted: None,
                 failures: vec![messages::verify::Failure {
-                    kind: r.kind(),
-                    message: r.to_string(),
+                    kind,
+                    message: message.to_owned(),
                 }],
             };
             out.line(&serde_json::to_string_pretty(&report)?)?;
         }
-        ReportFormat::Human => out.line(&format!("error: {r}"))?,
+        ReportFormat::Human => out.note(&format!("error: {message}")),
     }
     out.flush()?;
     Ok(Status::Failure)
@@ -206,15 +217,17 @@ fn report(
             out.line(&serde_json::to_string_pretty(&report)?)?;
         }
         ReportFormat::Human => {
+            // Why it is refused goes to standard error, as every error of skillc's; the
+            // verdict line below is the report.
             for f in &result.failures {
-                out.line(&format!("error: {f}"))?;
+                out.note(&format!("error: {f}"));
             }
             if result
                 .failures
                 .iter()
                 .any(|f| matches!(f, verify::Failure::Rollback { .. }))
             {
-                out.line(&rollback_note(state_path))?;
+                out.note(&rollback_note(state_path));
             }
             if ok {
                 out.line(&format!(

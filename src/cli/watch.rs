@@ -396,7 +396,7 @@ fn report(
     let t = &o.totals;
     use super::output::count;
     out.line(&format!(
-        "{}{}: executors +{} ~{} -{}; {}, {} admitted, {} rejected ({} rejected); {} written or removed in {} ms{}",
+        "{}{}: executors +{} ~{} -{}; {}{}, {} admitted, {} rejected; {} written or removed in {} ms{}",
         shown.join(", "),
         if more > 0 {
             format!(" and {more} more")
@@ -406,10 +406,10 @@ fn report(
         o.added.len(),
         o.updated.len(),
         o.removed.len(),
-        count(t.skills, "skill"),
+        super::build::skills_built(t),
+        super::build::skills_rejected(t),
         t.admitted,
         t.rejected,
-        count(t.skills_rejected, "skill"),
         count(o.files_written + o.files_removed, "file"),
         took.as_millis(),
         match latency {

@@ -239,7 +239,14 @@ fn walk(root: &Path, display: &str, excluded: &[PathBuf], only_root: bool) -> Re
     {
         match entry {
             Ok(e) if e.depth() == 0 => {}
-            Ok(e) if e.file_type().is_dir() => subdirs.push(e.into_path()),
+            Ok(e) if e.file_type().is_dir() => {
+                // A folder named SKILL.md still makes a skill (rejected with SK044), never a
+                // skill skipped without a word.
+                if is_skill_file_name(&e.file_name().to_string_lossy()) {
+                    files.push(e.path().to_path_buf());
+                }
+                subdirs.push(e.into_path());
+            }
             Ok(e) => files.push(e.into_path()),
             Err(e) => match e.path() {
                 Some(p) if e.depth() > 0 => unreadable.push((p.to_path_buf(), message(&e))),
@@ -265,7 +272,11 @@ fn walk(root: &Path, display: &str, excluded: &[PathBuf], only_root: bool) -> Re
                 .filter_entry(|e| e.depth() == 0 || keep(e))
             {
                 match entry {
-                    Ok(e) if e.file_type().is_dir() => {}
+                    Ok(e) if e.file_type().is_dir() => {
+                        if e.depth() > 0 && is_skill_file_name(&e.file_name().to_string_lossy()) {
+                            files.push(e.into_path());
+                        }
+                    }
                     Ok(e) => files.push(e.into_path()),
                     Err(e) => {
                         if let Some(p) = e.path() {
@@ -394,10 +405,15 @@ pub fn read(found: Vec<FoundSkill>, limits: Limits, read_support: bool) -> Vec<R
     found
         .into_par_iter()
         .map(|f| {
-            let skill_md = f
-                .skill_md
-                .as_ref()
-                .map(|name| read_file(&f.dir.join(name), &f.dir, limits.skill_md_bytes, true));
+            let skill_md = f.skill_md.as_ref().map(|name| {
+                let path = f.dir.join(name);
+                if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+                    return Contents::Unreadable {
+                        error: "it is a folder, not a file".into(),
+                    };
+                }
+                read_file(&path, &f.dir, limits.skill_md_bytes, true)
+            });
             // Over the file-count limit the skill is rejected anyway: do not read its files.
             let read_contents = read_support && f.files.len() < limits.files_per_skill;
             let mut files: Vec<(String, Contents)> = f

@@ -109,10 +109,54 @@ where
                     "too_large",
                     "the request body is over the 1 MiB limit",
                 ),
+                JsonRejection::JsonDataError(_) => ApiError::bad_request(
+                    "invalid_json",
+                    format!(
+                        "the JSON body does not have the route's shape: {}",
+                        plain_serde(&e.body_text())
+                    ),
+                ),
                 _ => ApiError::bad_request("invalid_json", e.body_text()),
             }),
         }
     }
+}
+
+/// A deserialisation error in the API's words: no Rust type names (`expected struct
+/// MenuRequest`, `expected usize`) and no prefix naming the "target type".
+fn plain_serde(text: &str) -> String {
+    let detail = text
+        .strip_prefix("Failed to deserialize the JSON body into the target type: ")
+        .unwrap_or(text);
+    let mut out = String::with_capacity(detail.len());
+    let mut rest = detail;
+    while let Some(i) = rest.find("expected ") {
+        let (before, after) = rest.split_at(i + "expected ".len());
+        out.push_str(before);
+        let word_end = after
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        let (word, tail) = after.split_at(word_end);
+        match word {
+            "struct" | "map" => {
+                // `struct Name`: the name goes too.
+                let tail = tail.trim_start();
+                let name_end = tail
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .unwrap_or(tail.len());
+                out.push_str("a JSON object");
+                rest = &tail[name_end..];
+                continue;
+            }
+            "usize" | "u8" | "u16" | "u32" | "u64" => out.push_str("a non-negative integer"),
+            "isize" | "i8" | "i16" | "i32" | "i64" => out.push_str("an integer"),
+            "f32" | "f64" => out.push_str("a number"),
+            _ => out.push_str(word),
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The code of an error answer the HTTP stack made itself.
@@ -156,4 +200,21 @@ pub async fn json_errors(response: Response) -> Response {
         .headers
         .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     Response::from_parts(parts, Body::from(body(code_of(status), &message)))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn serde_errors_name_no_rust_type() {
+        let t = "Failed to deserialize the JSON body into the target type: invalid type: sequence, expected struct MenuRequest at line 1 column 0";
+        assert_eq!(
+            super::plain_serde(t),
+            "invalid type: sequence, expected a JSON object at line 1 column 0"
+        );
+        assert_eq!(
+            super::plain_serde("size: invalid type: string \"x\", expected usize at line 1 column 20"),
+            "size: invalid type: string \"x\", expected a non-negative integer at line 1 column 20"
+        );
+        assert_eq!(super::plain_serde("missing field `turn`"), "missing field `turn`");
+    }
 }

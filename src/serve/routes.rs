@@ -58,12 +58,14 @@ pub fn router(state: Arc<State>) -> Router {
         .routes(routes!(search))
         .routes(routes!(catalog))
         .routes(routes!(openapi))
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(limits.request_bytes))
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             limits.request_timeout,
         ));
-    // Owner routes check the token and the origin before the body is read, and may take
-    // longer (an install fetches a repository).
+    // Owner routes check the token and the origin before the body is read (its limit is
+    // inside the check: a client without the token learns 401, never how large a body may
+    // be), and may take longer (an install fetches a repository).
     let owner = OpenApiRouter::new()
         .routes(routes!(owner::import_playbooks))
         .routes(routes!(owner::install))
@@ -74,6 +76,7 @@ pub fn router(state: Arc<State>) -> Router {
         .routes(routes!(curator::pin))
         .routes(routes!(curator::unpin))
         .routes(routes!(curator::restore))
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(limits.request_bytes))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             owner::require_owner,
@@ -90,7 +93,6 @@ pub fn router(state: Arc<State>) -> Router {
         .route("/", axum::routing::get(super::assets::dashboard))
         .fallback(not_found)
         .with_state(state)
-        .layer(tower_http::limit::RequestBodyLimitLayer::new(limits.request_bytes))
         .layer(axum::middleware::map_response(json_errors))
         .layer(tower::limit::ConcurrencyLimitLayer::new(limits.connections))
 }
@@ -363,7 +365,17 @@ pub struct SearchQuery {
 #[utoipa::path(get, path = "/api/search", tag = "catalog", params(SearchQuery),
     responses((status = 200, body = SearchResults), (status = 400, body = ErrorBody)))]
 async fn search(AxState(st): St, Query(q): Query<SearchQuery>) -> Result<Response, ApiError> {
-    check_turn(&q.q)?;
+    // The menu's limit on a turn, said of the query.
+    if crate::menu::check_turn(&q.q).is_err() {
+        return Err(ApiError::bad_request(
+            "invalid_query",
+            format!(
+                "the query `q` must be 1 to {} bytes of text, not blank (this one has {} bytes)",
+                crate::menu::MAX_TURN,
+                q.q.len()
+            ),
+        ));
+    }
     if q.limit.is_some_and(|n| !(1..=200).contains(&n)) {
         return Err(ApiError::bad_request("invalid_limit", "`limit` is 1 to 200"));
     }

@@ -187,12 +187,10 @@ fn file_problem(contents: &Contents, path: &str, limit: u64, what: &str) -> Opti
             )
             .help("copy the file into the skill folder; links out of a skill are never followed"),
         ),
-        Contents::Unreadable { error } => Some(Diagnostic::new(
-            &rules::SK044,
-            path,
-            at_start,
-            format!("cannot read {what}: {error}"),
-        )),
+        Contents::Unreadable { error } => Some(
+            Diagnostic::new(&rules::SK044, path, at_start, format!("cannot read {what}: {error}"))
+                .help("make it a regular file that skillc may read (not a folder, a FIFO, a device or a broken link)"),
+        ),
     }
 }
 

@@ -131,7 +131,7 @@ fn l5_without_python_is_not_run_and_refused_in_production() {
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
     let prod = production(dir.path());
     assert_eq!(prod.code, Some(1), "{}", prod.stdout);
-    assert!(prod.stdout.contains("not a production catalog"), "{}", prod.stdout);
+    assert!(prod.stderr.contains("not a production catalog"), "{}", prod.stderr);
 }
 
 #[test]
@@ -195,10 +195,10 @@ fn a_skip_in_pipeline_toml_is_recorded_and_refused_in_production() {
     let prod = production(dir.path());
     assert_eq!(prod.code, Some(1), "{}", prod.stdout);
     assert!(
-        prod.stdout
+        prod.stderr
             .contains("not a production catalog: admission levels were skipped"),
         "{}",
-        prod.stdout
+        prod.stderr
     );
 }
 

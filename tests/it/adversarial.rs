@@ -80,9 +80,9 @@ fn files_skillc_did_not_write_are_kept_and_reported() {
     let v = verify(p.path());
     assert_eq!(v.code, Some(1));
     assert!(
-        v.stdout.contains("not in the signed catalog: README.md"),
+        v.stderr.contains("not in the signed catalog: README.md"),
         "{}",
-        v.stdout
+        v.stderr
     );
 }
 
@@ -155,6 +155,29 @@ fn fifos_are_never_read_and_check_agrees_with_build() {
     let b = build(p.path(), &[]);
     assert_eq!(b.code, Some(1), "{}", b.stdout);
     assert!(b.stdout.contains("rejected skill skills/ledger: SK044"), "{}", b.stdout);
+}
+
+/// A `SKILL.md` that is a folder is a skill that cannot be read (`SK044`, with where and what
+/// to do), in `check` and `build`, beside a valid skill. Fails before the fix: the folder was
+/// skipped without a word (`check` said the root held one skill).
+#[test]
+fn a_skill_md_that_is_a_folder_is_reported() {
+    let p = project();
+    std::fs::create_dir_all(p.path().join("skills/hollow/SKILL.md")).expect("mkdir");
+    let c = run(p.path(), &["check", "skills"], &[]);
+    assert_eq!(c.code, Some(1), "{}", c.stdout);
+    assert!(
+        c.stdout
+            .contains("error[SK044]: cannot read SKILL.md: it is a folder, not a file")
+            && c.stdout.contains("skills/hollow/SKILL.md:1:1")
+            && c.stdout.contains("help: make it a regular file"),
+        "{}",
+        c.stdout
+    );
+    assert!(c.stdout.contains("checked 2 skills: 1 ok"), "{}", c.stdout);
+    let b = build(p.path(), &[]);
+    assert_eq!(b.code, Some(1), "{}", b.stdout);
+    assert!(b.stdout.contains("rejected skill skills/hollow: SK044"), "{}", b.stdout);
 }
 
 #[test]
@@ -268,9 +291,9 @@ fn verify_refuses_links_swapped_keys_and_odd_names() {
     let v = verify(p.path());
     assert_eq!(v.code, Some(1));
     assert!(
-        v.stdout.contains("skills/ledger/scripts/tool.py: a symbolic link"),
+        v.stderr.contains("skills/ledger/scripts/tool.py: a symbolic link"),
         "{}",
-        v.stdout
+        v.stderr
     );
 
     let q = project();
@@ -285,11 +308,11 @@ fn verify_refuses_links_swapped_keys_and_odd_names() {
         &[],
     );
     assert_eq!(v.code, Some(1), "{}", v.stdout);
-    assert!(v.stdout.contains("hash mismatch: skillc.pub"), "{}", v.stdout);
+    assert!(v.stderr.contains("hash mismatch: skillc.pub"), "{}", v.stderr);
     assert!(
-        v.stdout.contains("not in the signed catalog: skills\\ledger\\SKILL.md"),
+        v.stderr.contains("not in the signed catalog: skills\\ledger\\SKILL.md"),
         "{}",
-        v.stdout
+        v.stderr
     );
 }
 

@@ -46,6 +46,36 @@ fn toml_inputs_that_are_not_utf8_are_reported_at_the_byte() {
     }
 }
 
+/// The project files without a diagnostic code of their own, `menu-calibration.toml` (read by
+/// `build`) and the scan baseline (read by `scan`): invalid UTF-8 is an error at
+/// `file:line:column` with what to do, exit status 2. Fails before the fix: the calibration
+/// was taken as absent (the build went on without its threshold) and the baseline's error had
+/// no position.
+#[test]
+fn calibration_and_baseline_that_are_not_utf8_are_reported_at_the_byte() {
+    let cases: &[(&str, &[&str], &str)] = &[
+        (
+            "menu-calibration.toml",
+            &["build", "--key", "test.key"],
+            "skillc menu calibrate",
+        ),
+        ("skillc-scan-baseline.json", &["scan"], "skillc scan --write-baseline"),
+    ];
+    for (file, args, fix) in cases {
+        let p = project();
+        std::fs::write(p.path().join(file), b"# one\n# two\n# \xC3\xA9\xFF\n").expect("write");
+        let r = run(p.path(), args);
+        assert_eq!(r.code, Some(2), "{file}: {}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr
+                .contains(&format!("{file}:3:4: not valid UTF-8 (byte 0xFF at offset 16)"))
+                && r.stderr.contains(fix),
+            "{file}: {}",
+            r.stderr
+        );
+    }
+}
+
 /// A newline, a tab or a carriage return in a file or folder name: `check` reports `SK045` and
 /// `scan` reports `SC004` (high, so exit 1) for the same names, one rule behind both.
 #[test]
@@ -339,4 +369,26 @@ fn a_missing_skills_folder_is_named_as_given() {
         assert_eq!(r.stderr.lines().count(), 1, "{given}: {}", r.stderr);
         assert!(!r.stderr.contains(".."), "{given}: {}", r.stderr);
     }
+}
+
+/// `SK002` (a SKILL.md that is not UTF-8) shows the line of the bad byte, the byte as `?`,
+/// like every other diagnostic of `check`'s human format. Fails before the fix: no snippet.
+#[test]
+fn sk002_shows_the_line_of_the_bad_byte() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let skill = dir.path().join("skills/ledger");
+    std::fs::create_dir_all(&skill).expect("mkdir");
+    std::fs::write(
+        skill.join("SKILL.md"),
+        b"---\nname: ledger\ndescription: Records caf\xE9 payments.\n---\n\nBody.\n",
+    )
+    .expect("write");
+    let r = run(dir.path(), &["check", "skills"]);
+    assert_eq!(r.code, Some(1), "{}", r.stdout);
+    assert!(r.stdout.contains("error[SK002]"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("3 | description: Records caf? payments."),
+        "{}",
+        r.stdout
+    );
 }

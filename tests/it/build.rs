@@ -178,7 +178,7 @@ fn tampered(tamper: impl FnOnce(&Path), cause: &str) {
     tamper(&p.out());
     let v = p.verify();
     assert_eq!(v.code, Some(1), "verify accepted a tampered catalog:\n{}", v.stdout);
-    assert!(v.stdout.contains(cause), "expected `{cause}` in:\n{}", v.stdout);
+    assert!(v.stderr.contains(cause), "expected `{cause}` in:\n{}", v.stderr);
 }
 
 fn flip_byte(path: &Path) {
@@ -259,10 +259,10 @@ fn an_expired_catalog_is_refused() {
     let v = p.verify();
     assert_eq!(v.code, Some(1));
     assert!(
-        v.stdout
+        v.stderr
             .contains("expired: the catalog expired at 2001-09-10T01:46:40Z"),
         "{}",
-        v.stdout
+        v.stderr
     );
 }
 
@@ -275,10 +275,10 @@ fn an_older_catalog_after_a_newer_one_is_refused() {
     let v = p.verify();
     assert_eq!(v.code, Some(1), "{}", v.stdout);
     assert!(
-        v.stdout
+        v.stderr
             .contains("rollback: catalog_version 1900000000 is lower than 2000000000"),
         "{}",
-        v.stdout
+        v.stderr
     );
 }
 
@@ -625,11 +625,13 @@ fn skipped_levels_are_recorded_and_refused_in_production() {
     );
     assert_eq!(prod.code, Some(1));
     assert!(
-        prod.stdout
+        prod.stderr
             .contains("not a production catalog: admission levels were skipped"),
         "{}",
-        prod.stdout
+        prod.stderr
     );
+    // The refusal is an error: on standard error, only the verdict on standard output.
+    assert!(!prod.stdout.contains("error:"), "{}", prod.stdout);
     let l1 = p.run(&["build", "--key", "test.key", "--skip", "L1"], &[SDE]);
     assert_eq!(l1.code, Some(2), "L1 can never be skipped");
 }

@@ -60,6 +60,22 @@ fn list_and_info() {
     let info = run(p.path(), &["info", "finding-demo"]);
     assert_eq!(info.code, Some(0), "{info:?}");
     s.bind(|| insta::assert_snapshot!("catalog_info", info.stdout));
+    // A skill with executors: its header does not repeat the name as a title, and the
+    // executors' names and levels are two aligned columns.
+    let todo = run(p.path(), &["info", "todo"]);
+    assert_eq!(todo.code, Some(0), "{todo:?}");
+    assert_eq!(todo.stdout.lines().next(), Some("todo"), "{}", todo.stdout);
+    let columns: Vec<usize> = todo
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("  ") && l.ends_with(']'))
+        .filter_map(|l| l.find("  ["))
+        .collect();
+    assert!(
+        columns.len() > 1 && columns.iter().all(|c| *c == columns[0]),
+        "{}",
+        todo.stdout
+    );
     let body = run(p.path(), &["info", "todo", "--body", "--format", "json"]).json();
     assert_eq!(body["schema"], "skillc.info/1");
     assert!(body["body"].as_str().unwrap().starts_with("\n# todo"));

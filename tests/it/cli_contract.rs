@@ -96,15 +96,29 @@ fn summaries_are_capped_and_pluralised() {
     let r = skillc_env(one.path(), &["check", "skills/broken-00"], &[]);
     assert_eq!(r.code, Some(1));
     assert!(
-        r.stdout.contains("checked 1 skill: 0 ok, 0 warnings, 1 error\n"),
+        r.stdout
+            .contains("checked 1 skill: 0 ok, 0 with warnings, 1 with errors (1 error, 0 warnings)\n"),
         "{}",
         r.stdout
     );
     let r = skillc_env(one.path(), &["build", "--key", "test.key"], &[]);
-    assert!(r.stdout.contains("(1 skill rejected)"), "{}", r.stdout);
+    // A rejected skill is not built: one of the two skills is (fails when the summary said
+    // `built 2 skills … (1 skill rejected)`).
+    assert!(
+        r.stdout
+            .lines()
+            .any(|l| l.starts_with("built 1 of 2 skills into ") && l.contains(" (1 skill rejected): ")),
+        "{}",
+        r.stdout
+    );
     let r = skillc_env(one.path(), &["build", "--key", "test.key"], &[]);
     assert!(
         r.stdout.contains("0 executors changed, 0 files written or removed"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.lines().any(|l| l.starts_with("up to date: 1 of 2 skills in ")),
         "{}",
         r.stdout
     );

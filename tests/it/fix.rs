@@ -41,6 +41,19 @@ fn case_args(dir: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Whether `check --format json` in `dir` reports an error that is not marked fixable.
+fn unfixable_error(dir: &Path, args: &[String]) -> bool {
+    let mut all = vec!["check".to_owned(), "--format".into(), "json".into(), ".".into()];
+    all.extend(args.iter().cloned());
+    let report = skillc(dir, &all).json();
+    report["skills"]
+        .as_array()
+        .expect("skills")
+        .iter()
+        .flat_map(|s| s["diagnostics"].as_array().expect("diagnostics"))
+        .any(|d| d["severity"] == "error" && d["fixable"] != true)
+}
+
 /// Every code reported by `check --format json` in `dir`, and how many are marked fixable.
 fn codes(dir: &Path, args: &[String]) -> (Vec<String>, usize) {
     let mut all = vec!["check".to_owned(), "--format".into(), "json".into(), ".".into()];
@@ -134,7 +147,20 @@ fn each_fixable_rule_has_a_before_after_pair() {
         diff_args.extend(args.iter().cloned());
         let diff = skillc(dir.path(), &diff_args);
         assert_eq!(tree(dir.path()), before, "{case}: --diff wrote something");
-        assert_eq!(diff.code, Some(if changes { 1 } else { 0 }), "{case}: {}", diff.stderr);
+        // 1 when something would change, or an error would stay that --fix cannot fix.
+        let unfixable = unfixable_error(dir.path(), &args);
+        assert_eq!(
+            diff.code,
+            Some(if changes || unfixable { 1 } else { 0 }),
+            "{case}: {}",
+            diff.stderr
+        );
+        assert_eq!(
+            diff.stderr.contains("that `--fix` cannot fix"),
+            unfixable,
+            "{case}: {}",
+            diff.stderr
+        );
         if changes {
             assert!(diff.stdout.starts_with("diff --git a/"), "{case}: {}", diff.stdout);
         } else {
@@ -185,7 +211,11 @@ fn each_fixable_rule_has_a_before_after_pair() {
         assert!(again.stderr.contains("nothing to fix"), "{case}: {}", again.stderr);
         assert_eq!(tree(dir.path()), after, "{case}: a second --fix changed something");
         let diff_again = skillc(dir.path(), &diff_args);
-        assert_eq!((diff_again.code, diff_again.stdout.as_str()), (Some(0), ""), "{case}");
+        assert_eq!(
+            (diff_again.code, diff_again.stdout.as_str()),
+            (Some(i32::from(unfixable)), ""),
+            "{case}"
+        );
     }
 }
 

@@ -61,13 +61,13 @@ fn a_catalog_re_signed_by_another_key_is_refused_after_first_use() {
     build(p, "b.key", "1800000100");
     let r = verify(p, &[]);
     assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
-    assert!(r.stdout.contains("untrusted signer"), "{}", r.stdout);
+    assert!(r.stderr.contains("untrusted signer"), "{}", r.stderr);
     assert!(
-        r.stdout.contains(&a) && r.stdout.contains(&b),
+        r.stderr.contains(&a) && r.stderr.contains(&b),
         "both key ids: {}",
-        r.stdout
+        r.stderr
     );
-    assert!(r.stdout.contains(&format!("--accept-key {b}")), "{}", r.stdout);
+    assert!(r.stderr.contains(&format!("--accept-key {b}")), "{}", r.stderr);
     let j = skillc_env(p, &["verify", "out", "--state", "state.json", "--format", "json"], &[]).json();
     assert_eq!(j["ok"], false);
     assert_eq!(j["failures"][0]["kind"], "untrusted-signer", "{j}");
@@ -97,15 +97,15 @@ fn the_given_or_configured_key_must_be_the_signers() {
     build(p, "b.key", "1800000000");
     let r = verify(p, &["--key", "a.pub"]);
     assert_eq!(r.code, Some(1), "{}", r.stdout);
-    assert!(r.stdout.contains(&a) && r.stdout.contains(&b), "{}", r.stdout);
-    assert!(r.stdout.contains("is given for it"), "{}", r.stdout);
+    assert!(r.stderr.contains(&a) && r.stderr.contains(&b), "{}", r.stderr);
+    assert!(r.stderr.contains("is given for it"), "{}", r.stderr);
     assert_eq!(verify(p, &["--key", "b.pub"]).code, Some(0));
 
     // The consumer's project configures its signers.
     std::fs::write(p.join("pipeline.toml"), "[verify]\nkeys = [\"a.pub\"]\n").expect("write");
     let r = verify(p, &[]);
     assert_eq!(r.code, Some(1), "{}", r.stdout);
-    assert!(r.stdout.contains("configured for it"), "{}", r.stdout);
+    assert!(r.stderr.contains("configured for it"), "{}", r.stderr);
     std::fs::write(p.join("pipeline.toml"), "[verify]\nkeys = [\"a.pub\", \"b.pub\"]\n").expect("write");
     let r = verify(p, &[]);
     assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
@@ -130,21 +130,23 @@ fn production_accepts_only_an_explicit_release_key() {
     };
     let r = prod(&[]);
     assert_eq!(r.code, Some(1), "{}", r.stdout);
+    // The refusal on standard error (fails before the fix: it was printed on stdout).
     assert!(
-        r.stdout.contains("needs the signer's key pinned explicitly"),
-        "{}",
-        r.stdout
+        r.stderr.contains("needs the signer's key pinned explicitly") && r.stdout.is_empty(),
+        "{}\n{}",
+        r.stdout,
+        r.stderr
     );
     let r = prod(&["--key", "out/skillc.pub"]);
     assert_eq!(r.code, Some(1), "{}", r.stdout);
-    assert!(r.stdout.contains("the catalog folder's own key"), "{}", r.stdout);
+    assert!(r.stderr.contains("the catalog folder's own key"), "{}", r.stderr);
     let r = prod(&["--key", ".skillc/skillc.pub"]);
     assert_eq!(r.code, Some(1), "{}", r.stdout);
-    assert!(r.stdout.contains("development key"), "{}", r.stdout);
+    assert!(r.stderr.contains("development key"), "{}", r.stderr);
     // Copied out of .skillc/, it is still known as one.
     std::fs::copy(p.join(".skillc/skillc.pub"), p.join("copied.pub")).expect("copy");
     let r = prod(&["--key", "copied.pub"]);
-    assert!(r.stdout.contains("development key"), "{}", r.stdout);
+    assert!(r.stderr.contains("development key"), "{}", r.stderr);
     // A release key.
     build(p, "a.key", "1800000100");
     let r = prod(&["--key", "a.pub"]);
@@ -162,12 +164,12 @@ fn rollback_protection_survives_a_key_change() {
     build(p, "a.key", "1800000100");
     let r = verify(p, &[]);
     assert_eq!(r.code, Some(1), "{}", r.stdout);
-    assert!(r.stdout.contains("rollback"), "{}", r.stdout);
+    assert!(r.stderr.contains("rollback"), "{}", r.stderr);
     // An older catalog signed by a new key does not restart the count.
     build(p, "b.key", "1800000200");
     let r = verify(p, &["--accept-key", &b]);
     assert_eq!(r.code, Some(1), "{}", r.stdout);
-    assert!(r.stdout.contains("rollback"), "{}", r.stdout);
+    assert!(r.stderr.contains("rollback"), "{}", r.stderr);
     build(p, "b.key", "1800000600");
     assert_eq!(verify(p, &["--accept-key", &b]).code, Some(0));
 }
@@ -203,8 +205,8 @@ fn verify_finds_the_projects_catalog_from_anywhere_in_it() {
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let r = skillc_env(p, &["verify", "--state", &state, "--production", "--key", "a.pub"], &[]);
     assert_eq!(r.code, Some(1), "{}", r.stdout);
-    assert!(r.stdout.contains("L5"), "{}", r.stdout);
-    assert!(!r.stdout.contains("L1 and L2 only"), "{}", r.stdout);
+    assert!(r.stderr.contains("L5"), "{}", r.stderr);
+    assert!(!r.stderr.contains("L1 and L2 only"), "{}", r.stderr);
 }
 
 /// Item 1: verifications running at once share the state file without losing a pin: each of
@@ -267,4 +269,40 @@ fn a_wrong_accepted_key_is_refused_and_a_given_key_moving_the_pin_is_said() {
     let r = verify(p, &[]);
     assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("pinned for this folder"), "{}", r.stdout);
+}
+
+/// A build that re-signs the catalog it has a record of with another key says so (a pinned
+/// consumer will refuse it), once; a build with the same key says nothing. Fails before the
+/// fix: the key changed silently.
+#[test]
+fn a_build_that_re_signs_with_another_key_warns() {
+    let (dir, a, b) = project();
+    let p = dir.path();
+    let run = |key: &str| {
+        skillc_env(
+            p,
+            &["build", "--key", key, "--quiet"],
+            &[("SOURCE_DATE_EPOCH", "1800000000")],
+        )
+    };
+    let first = run("a.key");
+    assert_eq!(first.code, Some(0), "{}", first.stderr);
+    assert!(!first.stderr.contains("re-signed"), "{}", first.stderr);
+    let other = run("b.key");
+    assert_eq!(other.code, Some(0), "{}", other.stderr);
+    assert!(
+        other
+            .stderr
+            .contains(&format!("was signed by key {a}; this build re-signed it with key {b}"))
+            && other.stderr.contains(&format!("skillc verify --accept-key {b}")),
+        "{}",
+        other.stderr
+    );
+    // Edited and built again with the same key: no warning.
+    let md = p.join("skills/todo/SKILL.md");
+    let text = std::fs::read_to_string(&md).expect("read") + "\nMore.\n";
+    std::fs::write(&md, text).expect("write");
+    let same = run("b.key");
+    assert_eq!(same.code, Some(0), "{}", same.stderr);
+    assert!(!same.stderr.contains("re-signed"), "{}", same.stderr);
 }

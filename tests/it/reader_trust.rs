@@ -57,14 +57,14 @@ fn build(dir: &Path, extra: &[&str], sde: &str) {
     assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
 }
 
-/// `verify`'s `error: …` line (it prints it on standard output).
+/// `verify`'s `error: …` line (on standard error, as the readers print it).
 fn verify_error(dir: &Path, extra: &[&str]) -> String {
     let v = verify(dir, extra);
     assert_eq!(v.code, Some(1), "verify accepts it: {}\n{}", v.stdout, v.stderr);
-    v.stdout
+    v.stderr
         .lines()
         .find(|l| l.starts_with("error: "))
-        .unwrap_or_else(|| panic!("no error line: {}", v.stdout))
+        .unwrap_or_else(|| panic!("no error line: {}", v.stderr))
         .to_owned()
 }
 

@@ -487,9 +487,17 @@ fn hostile_clients_get_json_errors_and_the_server_goes_on() {
     let s = Server::start(p.path(), &[]);
     let json_ct = ("content-type", "application/json");
     // Oversized body (over 1 MiB), declared and chunked.
-    let big = vec![b' '; 1024 * 1024 + 10];
-    let a = s.call("POST", "/api/menu", &[json_ct], Some(&big));
-    assert_eq!((a.status, a.code().as_str()), (413, "too_large"));
+    // The length is declared and no body sent: the server answers from the header alone (a
+    // client writing the whole body races the early answer and may get a broken pipe).
+    let oversized = |path: &str| {
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            1024 * 1024 + 10
+        );
+        String::from_utf8_lossy(&s.raw(head.as_bytes(), Duration::from_secs(60))).into_owned()
+    };
+    let a = oversized("/api/menu");
+    assert!(a.starts_with("HTTP/1.1 413") && a.contains("\"too_large\""), "{a}");
     // Invalid JSON, invalid UTF-8, wrong shape, wrong content type.
     assert_eq!(
         s.call("POST", "/api/menu", &[json_ct], Some(b"{nope")).code(),
@@ -515,7 +523,27 @@ fn hostile_clients_get_json_errors_and_the_server_goes_on() {
             .code(),
         "invalid_size"
     );
-    assert_eq!(s.get("/api/search?q=").code(), "invalid_turn");
+    // A search names its query, not a turn (fails before the fix: `invalid_turn`, "the turn").
+    let q = s.get("/api/search?q=");
+    assert_eq!((q.status, q.code().as_str()), (400, "invalid_query"));
+    let said = q.json()["error"]["message"].as_str().unwrap_or_default().to_owned();
+    assert!(said.contains("the query `q`") && !said.contains("turn"), "{said}");
+    // A body of the wrong shape is described in the API's words, not the server's types
+    // (fails before the fix: "expected struct MenuRequest").
+    let shape = s.call("POST", "/api/menu", &[json_ct], Some(b"[]"));
+    assert_eq!(shape.code(), "invalid_json");
+    let said = shape.json()["error"]["message"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        said.contains("expected a JSON object") && !said.contains("MenuRequest") && !said.contains("struct"),
+        "{said}"
+    );
+    // An oversized body to an owner route without the token: 401 first (fails before the
+    // fix: 413, the size limit answered before the token was checked).
+    let owner = oversized("/api/playbooks/import");
+    assert!(
+        owner.starts_with("HTTP/1.1 401") && owner.contains("\"unauthorized\""),
+        "{owner}"
+    );
     // Names: traversal, NUL, invalid UTF-8, very long.
     for path in [
         "/api/skills/..%2F..%2Fetc",

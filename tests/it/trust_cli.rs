@@ -73,21 +73,7 @@ fn keygen_force_replaces_only_a_key_file() {
 fn key_files_are_read_bounded() {
     let p = project();
     let dir = p.path();
-    for reader in [
-        &["verify", "--key", "/dev/zero"][..],
-        &["list", "--public-key", "/dev/zero"],
-        &["menu", "--turn", "todo", "--key", "/dev/zero"],
-        &["serve", "--addr", "127.0.0.1:0", "--public-key", "/dev/zero"],
-        &["build", "--key", "/dev/zero"],
-    ] {
-        let r = bounded(dir, reader);
-        assert_eq!(r.code, Some(2), "{reader:?}: {}\n{}", r.stdout, r.stderr);
-        assert!(
-            r.stderr.contains("/dev/zero") && r.stderr.contains("more than 4096 bytes: not a minisign key file"),
-            "{reader:?}: {}",
-            r.stderr
-        );
-    }
+    every_reader_refuses_the_key(dir, "/dev/zero", "more than 4096 bytes: not a minisign key file");
     // A large file is refused the same way; a real key still reads.
     std::fs::write(dir.join("big.pub"), "x".repeat(5000)).expect("write");
     let r = skillc(dir, ["verify", "--key", "big.pub"]);
@@ -95,6 +81,58 @@ fn key_files_are_read_bounded() {
     assert!(r.stderr.contains("more than 4096 bytes"), "{}", r.stderr);
     let r = skillc(dir, ["verify", "--key", "out/skillc.pub", "--state", "state.json"]);
     assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+}
+
+/// A FIFO named as a key file is refused at once: fails before the fix, where opening it
+/// waited for a writer forever (the bounded run was killed, exit `None`).
+#[cfg(unix)]
+#[test]
+fn a_fifo_key_file_is_refused_without_blocking() {
+    let p = project();
+    let dir = p.path();
+    let fifo = Command::new("mkfifo").arg(dir.join("fifo.key")).status();
+    assert!(fifo.is_ok_and(|s| s.success()), "mkfifo");
+    every_reader_refuses_the_key(dir, "fifo.key", "a FIFO or socket, not a key file");
+}
+
+/// Every command that reads a key file, given `key`, refuses it (exit 2) with `why` and the
+/// key's name, within the bounded run.
+fn every_reader_refuses_the_key(dir: &Path, key: &str, why: &str) {
+    for reader in [
+        &["verify", "--key", key][..],
+        &["list", "--public-key", key],
+        &["menu", "--turn", "todo", "--key", key],
+        &["serve", "--addr", "127.0.0.1:0", "--public-key", key],
+        &["build", "--key", key],
+    ] {
+        let r = bounded(dir, reader);
+        assert_eq!(r.code, Some(2), "{reader:?}: {}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains(key) && r.stderr.contains(why),
+            "{reader:?}: {}",
+            r.stderr
+        );
+    }
+}
+
+/// `keygen -o DIR/KEY` with a folder that does not exist says so (exit 2) and creates
+/// nothing. Fails before the fix: the folders were made silently.
+#[test]
+fn keygen_does_not_make_up_folders() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = skillc(dir.path(), ["keygen", "-o", "new/dir/release.key"]);
+    assert_eq!(r.code, Some(2), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("new/dir is not a folder; create it first (`mkdir -p new/dir`)"),
+        "{}",
+        r.stderr
+    );
+    assert!(!dir.path().join("new").exists());
+    std::fs::create_dir_all(dir.path().join("new/dir")).expect("mkdir");
+    let r = skillc(dir.path(), ["keygen", "-o", "new/dir/release.key"]);
+    assert_eq!(r.code, Some(0), "{}\n{}", r.stdout, r.stderr);
+    assert!(dir.path().join("new/dir/release.pub").is_file());
 }
 
 #[test]
@@ -115,7 +153,7 @@ fn a_malformed_key_id_says_what_a_key_id_looks_like() {
         ["verify", "--accept-key", "0123456789abcdef", "--state", "state.json"],
     );
     assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
-    assert!(r.stdout.contains("--accept-key 0123456789ABCDEF"), "{}", r.stdout);
+    assert!(r.stderr.contains("--accept-key 0123456789ABCDEF"), "{}", r.stderr);
 }
 
 /// One name for the signer's key across every command that reads a catalog: `--public-key
@@ -140,4 +178,36 @@ fn every_reader_names_the_signers_key_the_same() {
         "{}",
         r.stderr
     );
+}
+
+/// `verify DIR` on a folder without `catalog.toml`: a catalog that fails verification (exit
+/// 1, README's exit status table), with what to do, on standard error; `--format json` says
+/// it in the report. Fails before the fix: exit 2, as for a command that could not run.
+#[test]
+fn verify_of_a_folder_without_a_catalog_exits_1_and_says_what_to_do() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("empty")).expect("mkdir");
+    let r = skillc(dir.path(), ["verify", "empty", "--state", "state.json"]);
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains(
+            "error: empty is not a catalog: it has no catalog.toml; build one with `skillc build`, or name the folder"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    let j = skillc(
+        dir.path(),
+        ["verify", "empty", "--state", "state.json", "--format", "json"],
+    );
+    assert_eq!(j.code, Some(1), "{}", j.stderr);
+    let j = j.json();
+    assert_eq!(
+        (j["ok"].as_bool(), j["failures"][0]["kind"].as_str()),
+        (Some(false), Some("missing"))
+    );
+    // A folder that is not there at all is a path given that does not exist: exit 2.
+    let r = skillc(dir.path(), ["verify", "nowhere", "--state", "state.json"]);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
 }

@@ -57,13 +57,15 @@ pub fn load(src: &Source<'_>, range: Range<usize>) -> Loaded {
                 if msg.contains("tab") {
                     at = tab_at(text, at);
                 }
-                let at = base + at;
-                diags.push(invalid(
-                    src,
-                    at..at,
-                    format!("invalid YAML: {msg}"),
-                    "fix the YAML syntax; quote values that contain `: `, `#` or start with a special character",
-                ));
+                diags.push(unclosed(src, &stack, text, at, &msg).unwrap_or_else(|| {
+                    let at = base + at;
+                    invalid(
+                        src,
+                        at..at,
+                        format!("invalid YAML: {msg}"),
+                        "fix the YAML syntax; quote values that contain `: `, `#` or start with a special character",
+                    )
+                }));
                 return Loaded {
                     root: None,
                     diagnostics: diags,
@@ -177,6 +179,29 @@ fn tab_at(text: &str, at: usize) -> usize {
     }
     let after = || (at..bytes.len()).filter(|&i| bytes[i] == b'\t');
     after().find(|&i| indents(i)).or_else(|| after().next()).unwrap_or(at)
+}
+
+/// `SK006` at the innermost `[` or `{` still open when the text ended there (the parser points
+/// at the end, the closing fence's line, but the bracket never closed is what to fix).
+fn unclosed(src: &Source<'_>, stack: &[Frame], text: &str, at: usize, msg: &str) -> Option<Diagnostic> {
+    if at < text.trim_end().len() {
+        return None;
+    }
+    let open = stack.iter().rev().find_map(|f| match f {
+        Frame::Seq { start, flow: true, .. } | Frame::Map { start, flow: true, .. } => Some(*start),
+        _ => None,
+    })?;
+    let (bracket, close) = if src.text.as_bytes().get(open) == Some(&b'{') {
+        ("{", "}")
+    } else {
+        ("[", "]")
+    };
+    Some(invalid(
+        src,
+        open..open + 1,
+        format!("invalid YAML: this `{bracket}` is never closed ({msg})"),
+        &format!("close it with `{close}`, or quote the value if the `{bracket}` is part of the text"),
+    ))
 }
 
 /// `SK006` at `span`.
@@ -369,6 +394,19 @@ mod tests {
         assert_eq!(sk006("metadata:\n\tauthor: a\n"), (2, 1));
         assert_eq!(sk006("metadata:\n  a: 1\n \tb: 2\n"), (3, 2));
         assert_eq!(sk006("name: a\ndescription: b\n\tlicense: MIT\n"), (3, 1));
+    }
+
+    /// Fails before the fix: the parser points at the end of the frontmatter (the closing
+    /// fence's line), far from the bracket to close.
+    #[test]
+    fn an_unclosed_flow_collection_points_at_its_bracket() {
+        assert_eq!(sk006("name: a\ndescription: [unclosed\n"), (2, 14));
+        assert_eq!(sk006("name: a\nmetadata: {a: 1\n"), (2, 11));
+        let src = Source::new("SKILL.md", "description: [x\n");
+        let d = load(&src, 0..src.text.len()).diagnostics;
+        assert!(d[0].message.contains("this `[` is never closed"), "{:?}", d[0].message);
+        // An error elsewhere in a closed collection still points where the parser does.
+        assert_eq!(sk006("a: [1, 2]\nb: : c\n").0, 2);
     }
 
     #[test]
