@@ -79,7 +79,13 @@ fn self_reference(prev: Option<&str>, word: &str) -> bool {
             )
 }
 
-/// The naming context of a skill (pure).
+/// How the evidence of a service or brand word is marked (`name `notion` (domain notes)`).
+const DOMAIN_EVIDENCE: &str = " (domain ";
+
+/// The naming context of a skill (pure). The default object is the best-scored object of
+/// the name, title and description (at least 3), among the objects that a word of the
+/// object itself scored: one that only service or brand words scored (`hyperliquid` → the
+/// finance domain's accounts) is none.
 pub fn skill_context(info: &SkillInfo<'_>, vocab: &Vocabulary) -> Context {
     let provider = provider_for(info.name, info.dir_name);
     let mut own_words: Vec<String> = Vec::new();
@@ -151,7 +157,7 @@ pub fn skill_context(info: &SkillInfo<'_>, vocab: &Vocabulary) -> Context {
                             &mut objects,
                             o,
                             weight.div_ceil(2),
-                            format!("{place} `{part}` (domain {})", d.name()),
+                            format!("{place} `{part}`{DOMAIN_EVIDENCE}{})", d.name()),
                         );
                     }
                 } else if let Some(o) = vocab.object(part) {
@@ -178,8 +184,13 @@ pub fn skill_context(info: &SkillInfo<'_>, vocab: &Vocabulary) -> Context {
         None => {
             // Stable: the first of the best-scored objects in reading order.
             let best = objects.iter().map(|(_, s, _)| *s).max().unwrap_or(0);
+            // Service and brand words set the domain, they do not force an object (issue 12:
+            // `clawhub logout` is not about agents): an object only service words scored is
+            // no default object. Measured (BENCHMARKS.md, issue 12): of the truth set's names
+            // that took such an object, 1 was right and 6 wrong (all of the held-out part).
             objects
                 .iter()
+                .filter(|(_, _, why)| why.iter().any(|w| !w.contains(DOMAIN_EVIDENCE)))
                 .find(|(_, s, _)| *s == best && best >= 3)
                 .map(|(o, s, why)| DefaultObject {
                     object: o.clone(),

@@ -16,6 +16,7 @@
 
 pub mod context;
 mod name;
+mod near;
 pub mod propose;
 mod prose;
 pub mod review;
@@ -592,7 +593,8 @@ mod tests {
         vocab::parse(vocab::DEFAULT_PATH, vocab::DEFAULT_TEXT).vocabulary
     }
 
-    fn sc(words: &str) -> SubCommand {
+    /// A sub-command of binary `x` with these words and nothing else (also `near`'s tests).
+    pub(super) fn sc(words: &str) -> SubCommand {
         SubCommand {
             words: words.split(' ').filter(|w| !w.is_empty()).map(str::to_owned).collect(),
             program: Program::Binary { name: "x".into() },

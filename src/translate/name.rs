@@ -205,6 +205,8 @@ struct Naming<'a, 'v> {
     prose: bool,
     /// The object the program's file name names (`outlook-calendar.sh`: events).
     stem_object: Option<(String, String)>,
+    /// The object the heading the command is documented under names ([`super::near`]).
+    heading_object: Option<(String, String)>,
     /// The object came from the program's file name.
     object_from_stem: bool,
     /// Why the evidence for the name is weak ([`weak`]): each reason one sentence.
@@ -373,7 +375,8 @@ impl<'v> Naming<'_, 'v> {
     }
 
     /// The object the words leave open: the command's domain, an action word's own object,
-    /// the skill's default object.
+    /// the program's file name, the heading it is documented under when the skill names no
+    /// object of its own, the skill's default object.
     fn default_object(&mut self, ctx: &Context) {
         if self.object.is_some() {
             return;
@@ -398,7 +401,9 @@ impl<'v> Naming<'_, 'v> {
         });
         let before_stem = domain_object.or(self.extra_object.take()).or(action_object);
         self.object_from_stem = before_stem.is_none() && self.stem_object.is_some();
-        self.object = before_stem.or(self.stem_object.take()).or(skill_object);
+        // The heading only where the skill names no object of its own ([`super::near`]).
+        let heading = self.heading_object.take().filter(|_| skill_object.is_none());
+        self.object = before_stem.or(self.stem_object.take()).or(heading).or(skill_object);
         if let Some((_, why)) = self.object.clone() {
             self.push("", why);
         }
@@ -431,34 +436,12 @@ pub(super) fn name_tokens(
         extra_object: None,
         prose: sc.words.is_empty() || sc.words.iter().all(|w| w.starts_with("--")),
         stem_object: stem_object(sc, vocab),
+        heading_object: super::near::heading_object(sc, vocab),
         object_from_stem: false,
         weak: Vec::new(),
     };
-    // A lone property word with an item and a value sets that property (`status <id> <state>`,
-    // `priority <id> <level>`).
-    let positionals = sc.args.iter().filter(|a| a.position.is_some() && a.required).count();
-    if let [t] = toks
-        && let Some(q) = t.qualifier.filter(|q| is_property(q.name(), vocab))
-        && positionals >= 2
-    {
-        n.add_qualifier(q.name(), &t.word, q);
-        n.push("", "a property with an item and a value: `set`".into());
-        n.action_at = None;
-        n.default_object(ctx);
-        let Some((object, _)) = n.object.clone() else {
-            return reject(
-                &rules::TR002,
-                format!("nothing names the object of `{}`", sc.display()),
-                n.steps,
-            );
-        };
-        let name = ExecutorName {
-            action: "set".into(),
-            object,
-            qualifiers: n.qualifiers,
-            provider: provider.to_owned(),
-        };
-        return (Outcome::Translated(name), n.steps);
+    if let Some(done) = set_property(sc, &mut n, ctx, provider) {
+        return done;
     }
     let object_at = n.choose_object();
     for (i, t) in toks.iter().enumerate() {
@@ -538,6 +521,40 @@ pub(super) fn name_tokens(
         return weak(name, why, n.steps);
     }
     (Outcome::Translated(name), n.steps)
+}
+
+/// A lone property word with an item and a value sets that property (`status <id> <state>`,
+/// `priority <id> <level>`): the outcome, or `None` when the command is not of that shape.
+fn set_property(
+    sc: &SubCommand,
+    n: &mut Naming<'_, '_>,
+    ctx: &Context,
+    provider: &str,
+) -> Option<(Outcome, Vec<Step>)> {
+    let positionals = sc.args.iter().filter(|a| a.position.is_some() && a.required).count();
+    let [t] = n.toks else { return None };
+    let q = t
+        .qualifier
+        .filter(|q| is_property(q.name(), n.vocab) && positionals >= 2)?;
+    n.add_qualifier(q.name(), &t.word, q);
+    n.push("", "a property with an item and a value: `set`".into());
+    n.action_at = None;
+    n.default_object(ctx);
+    let steps = std::mem::take(&mut n.steps);
+    let Some((object, _)) = n.object.clone() else {
+        return Some(reject(
+            &rules::TR002,
+            format!("nothing names the object of `{}`", sc.display()),
+            steps,
+        ));
+    };
+    let name = ExecutorName {
+        action: "set".into(),
+        object,
+        qualifiers: std::mem::take(&mut n.qualifiers),
+        provider: provider.to_owned(),
+    };
+    Some((Outcome::Translated(name), steps))
 }
 
 /// A name whose evidence is weak is not signed: the plan is rejected with `TR012` and the name
