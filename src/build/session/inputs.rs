@@ -156,6 +156,16 @@ impl Session {
         Ok(changed)
     }
 
+    /// A forced build takes no folder listing on trust either: the skill roots are searched
+    /// again, every folder listed from the disk.
+    pub(super) fn relist_if_forced(&mut self) -> Result<(), BuildError> {
+        if self.force && self.listings.as_ref().is_some_and(|l| l.reused > 0) {
+            self.relist = true;
+            self.refresh_all()?;
+        }
+        Ok(())
+    }
+
     /// The first search of a session: lists only the folders that changed since the record of
     /// the last listing (`dirs.json`; every folder unless `trust`), and keeps this search's
     /// record to write.

@@ -246,8 +246,7 @@ pub struct Session {
     checked: Checked,
     /// The inputs' metadata record on disk differs from what the first load found.
     record_stale: bool,
-    /// The folder listings of the first search, to record when they changed (`None` once
-    /// recorded).
+    /// The folder listings of the first search, to record if they changed (`None` once done).
     listings: Option<crate::db::load::listing::Finished>,
     /// The next search lists every folder from the disk (`--force` after a search that
     /// trusted recorded listings).
@@ -417,11 +416,7 @@ impl Session {
     /// when `translations.toml` has; [`BuildError::Emit`] when
     /// writing fails.
     pub fn build(&mut self, now: i64, sink: Sink<'_>) -> Result<Outcome, BuildError> {
-        if self.force && self.listings.as_ref().is_some_and(|l| l.reused > 0) {
-            // Forced: no folder listing is taken on trust either.
-            self.relist = true;
-            self.refresh_all()?;
-        }
+        self.relist_if_forced()?;
         let timer = Timer::new();
         let fingerprint = match self.check_inputs(&timer)? {
             Ok(fingerprint) => fingerprint,
