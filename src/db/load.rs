@@ -16,6 +16,9 @@ use crate::db::{Contents, Db, SkillSource, SourceFile};
 use crate::diag::{Diagnostic, Pos, Span};
 use crate::model::{Limits, SKIPPED_DIRS};
 use crate::rules;
+pub use listing::{Disk, Lister};
+
+pub mod listing;
 
 /// A failure of the machine rather than of the input: exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -87,6 +90,20 @@ fn is_skill_file_name(name: &str) -> bool {
 /// [`LoadError::NotFound`] when a path does not exist; [`LoadError::Io`] when a folder cannot
 /// be listed.
 pub fn discover(base: &Path, paths: &[PathBuf], exclude: &[PathBuf]) -> Result<Discovered, LoadError> {
+    discover_with(base, paths, exclude, &Disk)
+}
+
+/// Like [`discover`], listing folders with `lister` (a build passes one that trusts the
+/// record of the last listing of each unchanged folder: [`listing::Cached`]).
+///
+/// # Errors
+/// As [`discover`].
+pub fn discover_with(
+    base: &Path,
+    paths: &[PathBuf],
+    exclude: &[PathBuf],
+    lister: &dyn Lister,
+) -> Result<Discovered, LoadError> {
     let mut found = Discovered::default();
     let mut seen = BTreeSet::new();
     let excluded: Vec<PathBuf> = exclude.iter().filter_map(|p| p.canonicalize().ok()).collect();
@@ -105,7 +122,7 @@ pub fn discover(base: &Path, paths: &[PathBuf], exclude: &[PathBuf]) -> Result<D
                     .map(Path::to_path_buf)
                     .filter(|p| !p.as_os_str().is_empty())
                     .unwrap_or_else(|| PathBuf::from("."));
-                for skill in walk(&dir, &display_of(&dir), &excluded, true)? {
+                for skill in walk(&dir, &display_of(&dir), &excluded, true, lister)? {
                     if seen.insert(skill.dir.canonicalize().unwrap_or_else(|_| skill.dir.clone())) {
                         found.skills.push(skill);
                     }
@@ -123,7 +140,7 @@ pub fn discover(base: &Path, paths: &[PathBuf], exclude: &[PathBuf]) -> Result<D
             }
             continue;
         }
-        let skills = walk(path, &display, &excluded, false)?;
+        let skills = walk(path, &display, &excluded, false, lister)?;
         // Folders found by the walk are real folders (links are not followed): their canonical
         // path is the canonical root joined with the rest, without a system call per skill.
         let canon_root = path.canonicalize().unwrap_or_else(|_| path.clone());
@@ -200,91 +217,91 @@ fn found_skills(root: &Path, display: &str, skill_dirs: &BTreeMap<PathBuf, Strin
         .collect()
 }
 
+/// Entries that could not be listed: path and the OS error.
+type Unreadable = Vec<(PathBuf, String)>;
+
+/// Walks `dir` depth-first, entries in name order (as `walkdir` with `sort_by_file_name`
+/// yields them), never into a folder `keep` refuses; files (and links) go to `files`.
+fn walk_dir(
+    dir: &Path,
+    lister: &dyn Lister,
+    keep: &(dyn Fn(&Path, &std::ffi::OsStr) -> bool + Sync),
+    files: &mut Vec<PathBuf>,
+    unreadable: &mut Unreadable,
+) {
+    let entries = match lister.list(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            unreadable.push((dir.to_path_buf(), e.to_string()));
+            return;
+        }
+    };
+    for e in entries {
+        let path = listing::child(dir, &e);
+        if !e.dir {
+            files.push(path);
+        } else if keep(&path, &e.name) {
+            if is_skill_file_name(&e.name.to_string_lossy()) {
+                files.push(path.clone());
+            }
+            walk_dir(&path, lister, keep, files, unreadable);
+        }
+    }
+}
+
 /// Walks `root`. With `only_root`, `root` is the skill (its nested skills are still excluded
 /// from its files but not reported).
-fn walk(root: &Path, display: &str, excluded: &[PathBuf], only_root: bool) -> Result<Vec<FoundSkill>, LoadError> {
+fn walk(
+    root: &Path,
+    display: &str,
+    excluded: &[PathBuf],
+    only_root: bool,
+    lister: &dyn Lister,
+) -> Result<Vec<FoundSkill>, LoadError> {
     // Entries that could not be listed (a folder without permission, a path too long): they
     // become errors of the skill that holds them, and the rest of the run goes on.
-    let mut unreadable: Vec<(PathBuf, String)> = Vec::new();
+    let mut unreadable: Unreadable = Vec::new();
     let mut skill_dirs: BTreeMap<PathBuf, String> = BTreeMap::new();
     // Entries below the root are never links followed, so their canonical path is the
     // canonical root joined with the rest: no system call per folder.
     let canon_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let keep = |e: &walkdir::DirEntry| {
-        if !e.file_type().is_dir() {
-            return true;
-        }
-        let name = e.file_name().to_string_lossy();
-        if SKIPPED_DIRS.contains(&name.as_ref()) {
+    let keep = |path: &Path, name: &std::ffi::OsStr| {
+        if SKIPPED_DIRS.contains(&name.to_string_lossy().as_ref()) {
             return false;
         }
-        let canon = e
-            .path()
+        let canon = path
             .strip_prefix(root)
             .map(|rel| canon_root.join(rel))
-            .unwrap_or_else(|_| e.path().to_path_buf());
+            .unwrap_or_else(|_| path.to_path_buf());
         !excluded.contains(&canon)
     };
-    let message = |e: &walkdir::Error| e.io_error().map(|io| io.to_string()).unwrap_or_else(|| e.to_string());
-    // The root's own entries, then each sub-folder walked in parallel (sorted by name, as one
+    // The root's own entries, then each sub-folder walked in parallel (in name order, as one
     // walk would list them).
     let mut files: Vec<PathBuf> = Vec::new();
     let mut subdirs: Vec<PathBuf> = Vec::new();
-    for entry in walkdir::WalkDir::new(root)
-        .follow_links(false)
-        .sort_by_file_name()
-        .max_depth(1)
-        .into_iter()
-        .filter_entry(|e| e.depth() == 0 || keep(e))
-    {
-        match entry {
-            Ok(e) if e.depth() == 0 => {}
-            Ok(e) if e.file_type().is_dir() => {
-                // A folder named SKILL.md still makes a skill (rejected with SK044), never a
-                // skill skipped without a word.
-                if is_skill_file_name(&e.file_name().to_string_lossy()) {
-                    files.push(e.path().to_path_buf());
-                }
-                subdirs.push(e.into_path());
+    let entries = lister.list(root).map_err(|e| LoadError::Io {
+        path: display.to_owned(),
+        message: e.to_string(),
+    })?;
+    for e in entries {
+        let path = listing::child(root, &e);
+        if !e.dir {
+            files.push(path);
+        } else if keep(&path, &e.name) {
+            // A folder named SKILL.md still makes a skill (rejected with SK044), never a
+            // skill skipped without a word.
+            if is_skill_file_name(&e.name.to_string_lossy()) {
+                files.push(path.clone());
             }
-            Ok(e) => files.push(e.into_path()),
-            Err(e) => match e.path() {
-                Some(p) if e.depth() > 0 => unreadable.push((p.to_path_buf(), message(&e))),
-                _ => {
-                    return Err(LoadError::Io {
-                        path: display.to_owned(),
-                        message: message(&e),
-                    });
-                }
-            },
+            subdirs.push(path);
         }
     }
-    type Walked = (Vec<PathBuf>, Vec<(PathBuf, String)>);
-    let walked: Vec<Walked> = subdirs
+    let walked: Vec<(Vec<PathBuf>, Unreadable)> = subdirs
         .par_iter()
         .map(|dir| {
             let mut files = Vec::new();
             let mut unreadable = Vec::new();
-            for entry in walkdir::WalkDir::new(dir)
-                .follow_links(false)
-                .sort_by_file_name()
-                .into_iter()
-                .filter_entry(|e| e.depth() == 0 || keep(e))
-            {
-                match entry {
-                    Ok(e) if e.file_type().is_dir() => {
-                        if e.depth() > 0 && is_skill_file_name(&e.file_name().to_string_lossy()) {
-                            files.push(e.into_path());
-                        }
-                    }
-                    Ok(e) => files.push(e.into_path()),
-                    Err(e) => {
-                        if let Some(p) = e.path() {
-                            unreadable.push((p.to_path_buf(), message(&e)));
-                        }
-                    }
-                }
-            }
+            walk_dir(dir, lister, &keep, &mut files, &mut unreadable);
             (files, unreadable)
         })
         .collect();

@@ -175,3 +175,75 @@ fn an_unchanged_project_is_answered_from_its_inputs_metadata() {
     let kept = std::fs::read_to_string(d.join("out/skills/beta/SKILL.md")).expect("retained copy");
     assert!(kept.contains("meeTings"), "the edit is in the catalog");
 }
+
+/// Issue 16, item 4: the search for skills lists a folder again only when its metadata moved
+/// (git's untracked cache): an unchanged tree lists no folder, a file added to one skill lists
+/// that folder only, a new skill lists its folder and its parent, a touched but identical file
+/// lists nothing (its skill is read and hashed again, and the build stays a no-op), and
+/// `--force` lists every folder. Fails before the record: every build listed all 7 folders.
+#[test]
+fn only_folders_whose_metadata_moved_are_listed_again() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    project(d);
+    // Folders and files changed less than a second before they are recorded are listed and
+    // read again next time: let them settle after each change.
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(1_200));
+    settle();
+    let folders = 7; // skills/, and each skill's folder and scripts/
+    let cold = build(d);
+    assert_eq!(cold.checked.dirs_listed, folders, "{:?}", cold.checked);
+    let noop = build(d);
+    assert!(noop.up_to_date);
+    assert_eq!(
+        (noop.checked.dirs_listed, noop.checked.dirs_reused),
+        (0, folders),
+        "{:?}",
+        noop.checked
+    );
+
+    // A file added to one skill's scripts/: that folder only, and the file is in the catalog.
+    std::fs::write(d.join("skills/beta/scripts/extra.py"), "print('x')\n").expect("write");
+    settle();
+    let added = build(d);
+    assert!(!added.up_to_date);
+    assert_eq!(added.checked.dirs_listed, 1, "{:?}", added.checked);
+    assert_eq!(added.checked.inputs_hashed, 3, "beta's files only: {:?}", added.checked);
+    assert!(d.join("out/skills/beta/scripts/extra.py").is_file());
+    assert_eq!(build(d).checked.dirs_listed, 0, "recorded again");
+
+    // A new skill: its parent and its own folder.
+    let delta = d.join("skills/delta");
+    std::fs::create_dir(&delta).expect("mkdir");
+    std::fs::write(delta.join("SKILL.md"), skill_md("delta", "")).expect("write");
+    settle();
+    let new = build(d);
+    assert_eq!(new.checked.dirs_listed, 2, "{:?}", new.checked);
+    assert!(d.join("out/skills/delta/SKILL.md").is_file());
+    assert_eq!(tree(&d.join("out")), clean_out(d), "the same as a clean build");
+
+    // Touched, same bytes: no folder listed, the skill read again, nothing built.
+    set_mtime(&d.join("skills/alpha/SKILL.md"), std::time::SystemTime::now());
+    settle();
+    let touched = build(d);
+    assert!(touched.up_to_date, "{:?}", touched.checked);
+    assert_eq!(
+        (touched.checked.dirs_listed, touched.checked.inputs_hashed),
+        (0, 2),
+        "{:?}",
+        touched.checked
+    );
+
+    // A file removed: its folder is listed again and the file leaves the catalog.
+    std::fs::remove_file(d.join("skills/beta/scripts/extra.py")).expect("rm");
+    settle();
+    let removed = build(d);
+    assert_eq!(removed.checked.dirs_listed, 1, "{:?}", removed.checked);
+    assert!(!d.join("out/skills/beta/scripts/extra.py").exists());
+
+    // Forced: every folder is listed.
+    let mut s = Session::open(options(d), BUILT_IN_VOCABULARY.into()).expect("open");
+    s.forget_fingerprint();
+    let forced = s.build(1_900_000_000, &mut |_| {}).expect("build");
+    assert_eq!(forced.checked.dirs_listed, folders + 1, "{:?}", forced.checked);
+}

@@ -129,9 +129,15 @@ impl Session {
     /// [`BuildError::Load`] when a root cannot be listed.
     pub fn refresh_all(&mut self) -> Result<Vec<String>, BuildError> {
         let timer = Timer::new();
-        let found = load::discover(&self.opts.root, &self.opts.roots, &self.exclude())?;
-        timer.lap("discover");
         let first = self.skills.is_empty() && self.pending.is_empty() && self.metas.is_none();
+        let found = if first || self.relist {
+            // `--force` lists every folder again (and records what it found).
+            let trust = !std::mem::take(&mut self.relist);
+            self.discover_listed(trust)?
+        } else {
+            load::discover(&self.opts.root, &self.opts.roots, &self.exclude())?
+        };
+        timer.lap("discover");
         let to_read = if first {
             self.defer_unchanged(found.skills)
         } else {
@@ -148,6 +154,35 @@ impl Session {
         let changed = self.apply(to_read, &all);
         timer.lap("read, hash and set inputs");
         Ok(changed)
+    }
+
+    /// A forced build takes no folder listing on trust either: the skill roots are searched
+    /// again, every folder listed from the disk.
+    pub(super) fn relist_if_forced(&mut self) -> Result<(), BuildError> {
+        if self.force && self.listings.as_ref().is_some_and(|l| l.reused > 0) {
+            self.relist = true;
+            self.refresh_all()?;
+        }
+        Ok(())
+    }
+
+    /// The first search of a session: lists only the folders that changed since the record of
+    /// the last listing (`dirs.json`; every folder unless `trust`), and keeps this search's
+    /// record to write.
+    fn discover_listed(&mut self, trust: bool) -> Result<load::Discovered, BuildError> {
+        let file = self.store.out.join(metadata::DIRS_FILE);
+        let old = if trust {
+            metadata::read_listings(&file)
+        } else {
+            load::listing::Listings::new()
+        };
+        let lister = load::listing::Cached::new(old, metadata::now_ns());
+        let found = load::discover_with(&self.opts.root, &self.opts.roots, &self.exclude(), &lister);
+        let listed = lister.finish();
+        self.checked.dirs_listed += listed.listed;
+        self.checked.dirs_reused += listed.reused;
+        self.listings = Some(listed);
+        Ok(found?)
     }
 
     /// The first load of a session: takes the metadata of every file, and keeps aside (not
@@ -216,6 +251,11 @@ impl Session {
     /// read: a no-op build whose files are all as recorded, or all too recent to record,
     /// writes nothing.
     pub(super) fn record_inputs(&mut self) -> Result<(), BuildError> {
+        if let Some(listed) = self.listings.take()
+            && listed.changed
+        {
+            metadata::write_listings(&self.store.out.join(metadata::DIRS_FILE), listed.listings)?;
+        }
         let Some(metas) = self.metas.take() else {
             return Ok(());
         };

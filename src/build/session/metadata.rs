@@ -17,6 +17,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::db::load::FoundSkill;
+use crate::db::load::listing::Listings;
 use crate::model::Limits;
 
 /// Version of the record's format.
@@ -28,6 +29,43 @@ pub(super) const RACY_NS: i128 = 1_000_000_000;
 
 /// The record's file name in the output folder's store.
 pub(super) const FILE: &str = "inputs.json";
+
+/// The record of the folder listings under the skill roots, in the output folder's store
+/// (`db::load::listing`).
+pub(super) const DIRS_FILE: &str = "dirs.json";
+
+/// `dirs.json`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct DirsRecord {
+    /// [`FORMAT`].
+    format: u32,
+    /// The tool version that wrote it.
+    skillc: String,
+    /// Folder → its last listing.
+    dirs: Listings,
+}
+
+/// The folder listings recorded by the last build; empty when missing, unreadable or written
+/// by another version.
+pub(super) fn read_listings(path: &Path) -> Listings {
+    crate::build::store::read::<DirsRecord>(path)
+        .filter(|r| r.format == FORMAT && r.skillc == env!("CARGO_PKG_VERSION"))
+        .map(|r| r.dirs)
+        .unwrap_or_default()
+}
+
+/// Writes the folder listings (atomically).
+///
+/// # Errors
+/// Writing the file failed.
+pub(super) fn write_listings(path: &Path, dirs: Listings) -> Result<(), crate::emit::write::EmitError> {
+    let record = DirsRecord {
+        format: FORMAT,
+        skillc: env!("CARGO_PKG_VERSION").into(),
+        dirs,
+    };
+    crate::build::store::write(path, &record)
+}
 
 /// What `lstat` says of a regular file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -97,24 +135,14 @@ fn meta(path: &Path) -> Option<FileMeta> {
     if !m.is_file() {
         return None;
     }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt as _;
-        let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
-        Some(FileMeta {
-            size: m.len(),
-            mtime_ns: ns(m.mtime(), m.mtime_nsec()),
-            ctime_ns: ns(m.ctime(), m.ctime_nsec()),
-            ino: m.ino(),
-            dev: m.dev(),
-        })
-    }
-    #[cfg(not(unix))]
-    {
-        // No change time nor inode: never trusted (every skill is read, as before).
-        let _ = m;
-        None
-    }
+    let s = crate::db::load::listing::stat_of(&m)?;
+    Some(FileMeta {
+        size: s.size,
+        mtime_ns: s.mtime_ns,
+        ctime_ns: s.ctime_ns,
+        ino: s.ino,
+        dev: s.dev,
+    })
 }
 
 /// The metadata of every file of a found skill, SKILL.md first; `None` when the skill cannot

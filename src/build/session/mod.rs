@@ -200,6 +200,12 @@ pub struct Checked {
     /// Files of the spare generation listed with their metadata (0 while its record is
     /// trusted).
     pub spare_listed: usize,
+    /// Folders under the skill roots read from the disk by the search for skills: new or
+    /// changed since the last listing, or no record of them.
+    pub dirs_listed: usize,
+    /// Folders under the skill roots answered from the record of their last listing (one
+    /// `lstat` each: identity and times unchanged).
+    pub dirs_reused: usize,
 }
 
 /// A build session: the database, the inputs and the memory of the last build.
@@ -240,6 +246,11 @@ pub struct Session {
     checked: Checked,
     /// The inputs' metadata record on disk differs from what the first load found.
     record_stale: bool,
+    /// The folder listings of the first search, to record if they changed (`None` once done).
+    listings: Option<crate::db::load::listing::Finished>,
+    /// The next search lists every folder from the disk (`--force` after a search that
+    /// trusted recorded listings).
+    relist: bool,
 }
 
 impl Session {
@@ -304,6 +315,8 @@ impl Session {
             metas: None,
             checked: Checked::default(),
             record_stale: false,
+            listings: None,
+            relist: false,
         };
         s.refresh_all()?;
         Ok(s)
@@ -329,8 +342,8 @@ impl Session {
     }
 
     /// Forgets the fingerprint of the last build and the record of the spare generation: the
-    /// next build computes everything, checks every file of `out/` and of the spare, and still
-    /// writes only what differs.
+    /// next build lists every folder of the skill roots, computes everything, checks every
+    /// file of `out/` and of the spare, and still writes only what differs.
     pub fn forget_fingerprint(&mut self) {
         self.force = true;
         self.spare_record = None;
@@ -403,6 +416,7 @@ impl Session {
     /// when `translations.toml` has; [`BuildError::Emit`] when
     /// writing fails.
     pub fn build(&mut self, now: i64, sink: Sink<'_>) -> Result<Outcome, BuildError> {
+        self.relist_if_forced()?;
         let timer = Timer::new();
         let fingerprint = match self.check_inputs(&timer)? {
             Ok(fingerprint) => fingerprint,

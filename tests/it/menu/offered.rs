@@ -251,7 +251,10 @@ fn an_edited_or_replaced_catalog_toml_refuses_menu_and_playbook() {
         for args in [&["menu", "--turn", LEDGER_TURN][..], &["playbook", "todo"][..]] {
             let r = run(dir, args);
             assert_eq!(r.code, Some(1), "{args:?}: {r:?}");
-            assert!(r.stdout.is_empty() || r.json()["menu"] == serde_json::json!([]), "{args:?}: {r:?}");
+            assert!(
+                r.stdout.is_empty() || r.json()["menu"] == serde_json::json!([]),
+                "{args:?}: {r:?}"
+            );
             assert!(
                 r.stderr.contains("bad signature: catalog.toml"),
                 "{args:?}: {}",
