@@ -237,16 +237,33 @@ fn walk_dir(
         }
     };
     for e in entries {
-        let path = listing::child(dir, &e);
-        if !e.dir {
-            files.push(path);
-        } else if keep(&path, &e.name) {
-            if is_skill_file_name(&e.name.to_string_lossy()) {
-                files.push(path.clone());
-            }
-            walk_dir(&path, lister, keep, files, unreadable);
+        if let Some(sub) = place(listing::child(dir, &e), e.dir, &e.name, keep, files) {
+            walk_dir(&sub, lister, keep, files, unreadable);
         }
     }
+}
+
+/// Sorts one listed entry: a file goes to `files`; a folder `keep` accepts is returned to be
+/// walked, and one named SKILL.md also goes to `files`, so it makes a skill rejected with
+/// SK044 rather than one skipped without a word.
+fn place(
+    path: PathBuf,
+    dir: bool,
+    name: &std::ffi::OsStr,
+    keep: &(dyn Fn(&Path, &std::ffi::OsStr) -> bool + Sync),
+    files: &mut Vec<PathBuf>,
+) -> Option<PathBuf> {
+    if !dir {
+        files.push(path);
+        return None;
+    }
+    if !keep(&path, name) {
+        return None;
+    }
+    if is_skill_file_name(&name.to_string_lossy()) {
+        files.push(path.clone());
+    }
+    Some(path)
 }
 
 /// Walks `root`. With `only_root`, `root` is the skill (its nested skills are still excluded
@@ -284,17 +301,7 @@ fn walk(
         message: e.to_string(),
     })?;
     for e in entries {
-        let path = listing::child(root, &e);
-        if !e.dir {
-            files.push(path);
-        } else if keep(&path, &e.name) {
-            // A folder named SKILL.md still makes a skill (rejected with SK044), never a
-            // skill skipped without a word.
-            if is_skill_file_name(&e.name.to_string_lossy()) {
-                files.push(path.clone());
-            }
-            subdirs.push(path);
-        }
+        subdirs.extend(place(listing::child(root, &e), e.dir, &e.name, &keep, &mut files));
     }
     let walked: Vec<(Vec<PathBuf>, Unreadable)> = subdirs
         .par_iter()
