@@ -115,6 +115,12 @@ pub enum BuildError {
         "the menu's embedder failed: {0} (check `[menu] embedder` in pipeline.toml, or remove it to use the built-in embedder)"
     )]
     Embedder(String),
+    /// The skill roots hold no skill. Nothing is signed or written: an empty catalog would
+    /// replace the published one and raise its rollback floor, so that a consumer refuses the
+    /// last good catalog (a misconfigured CI job naming an empty folder must not do that).
+    /// The roots are given as configured.
+    #[error("no skill found in {}", .0.join(", "))]
+    NoSkills(Vec<String>),
 }
 
 /// A progress event (see docs/json.md, `skillc build --message-format json`).
@@ -434,6 +440,11 @@ impl Session {
         let db: &Db = &self.db;
         let inputs = self.inputs;
         let skills: &[SkillSource] = inputs.skills(db);
+        if skills.is_empty() {
+            // Before anything is signed: `out/` keeps its last good catalog.
+            let roots = self.opts.roots.iter().map(|r| r.display().to_string()).collect();
+            return Err(BuildError::NoSkills(roots));
+        }
         let decisions = admission(db, inputs);
         let previous: &State = self.state.get_or_insert_with(Default::default);
         let rows: Vec<Row<'_>> = skills.iter().map(|s| Row::of(db, inputs, *s)).collect();
