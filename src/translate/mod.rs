@@ -286,7 +286,10 @@ fn subcommand_label(subcommands: &[SubCommand], i: usize) -> String {
 /// words) the words of what the skill says about it.
 pub fn translate_one(sc: &SubCommand, ctx: &Context, vocab: &Vocabulary) -> (Outcome, Vec<Step>) {
     let mut steps = Vec::new();
-    let words: Vec<String> = if sc.words.is_empty() || mode_only(sc) {
+    // A mode flag that names its own operation (`--check-deps`, `--list-options`) is named by
+    // its words: the prose about the script describes the script's main operation.
+    let mode_acts = mode_only(sc) && name::tokens(&sc.words, vocab).iter().any(|t| vocab.action(t).is_some());
+    let words: Vec<String> = if (sc.words.is_empty() || mode_only(sc)) && !mode_acts {
         match prose::words_for(sc, vocab) {
             Some((w, step)) => {
                 steps.push(step);

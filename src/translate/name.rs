@@ -209,6 +209,9 @@ struct Naming<'a, 'v> {
     heading_object: Option<(String, String)>,
     /// The object came from the program's file name.
     object_from_stem: bool,
+    /// The object came from a default (the domain, an action, the file name, the heading or
+    /// the skill), not from a word of the command.
+    object_default: bool,
     /// Why the evidence for the name is weak ([`weak`]): each reason one sentence.
     weak: Vec<&'static str>,
 }
@@ -405,8 +408,59 @@ impl<'v> Naming<'_, 'v> {
         let heading = self.heading_object.take().filter(|_| skill_object.is_none());
         self.object = before_stem.or(self.stem_object.take()).or(heading).or(skill_object);
         if let Some((_, why)) = self.object.clone() {
+            self.object_default = true;
             self.push("", why);
         }
+    }
+
+    /// The object checked against the command's own description (an L6-style check of the
+    /// object, issue 12). Where the object is only a default, or the command is a singular
+    /// noun without an action word (`team <key>`: it may say whose items, not which), and the
+    /// description's first noun phrase names other objects in the plural and not this one,
+    /// the description's first object is the object: the command's own wording says more
+    /// than a skill-wide default. A description that leads with a verb counts only when the
+    /// verb means the name's action ("List all grants" for `list`); without an action word,
+    /// only a description that leads with the noun phrase ("All issues for a team", "DNS
+    /// records"). The replaced noun stays as a qualifier when the vocabulary has it as one of
+    /// the new object (`team` → issues of the team).
+    fn check_described(&mut self, sc: &SubCommand) {
+        let Some((object, _)) = self.object.clone() else { return };
+        let singular_noun = self.action_at.is_none()
+            && !self.object_default
+            && self
+                .toks
+                .iter()
+                .any(|t| t.object.is_some_and(|o| o.name() == object) && !is_plural_form(&t.word, self.vocab) && !t.word.ends_with('s'));
+        if self.prose || !(self.object_default || singular_noun) {
+            return;
+        }
+        let Some(text) = sc.description.as_deref() else { return };
+        let Some(d) = super::prose::described(text, self.vocab) else { return };
+        let agrees = match (&d.verb, self.action()) {
+            (None, None) => true,
+            (Some(v), Some(a)) => v == a.name(),
+            _ => false,
+        };
+        let Some((word, new, true)) = d.objects.first().cloned() else { return };
+        if !agrees || d.objects.iter().any(|(_, o, _)| *o == object) {
+            return;
+        }
+        self.push(
+            &word,
+            format!(
+                "object `{new}` from its description \"{}\", which does not name `{object}`",
+                text.trim()
+            ),
+        );
+        if singular_noun
+            && let Some((t, q)) = self.toks.iter().find_map(|t| {
+                let q = t.qualifier.filter(|q| self.vocab.qualifies(q.name(), &new))?;
+                t.object.is_some_and(|o| o.name() == object).then_some((t.word.clone(), q))
+            })
+        {
+            self.add_qualifier(q.name(), &t, q);
+        }
+        self.object = Some((new.clone(), String::new()));
     }
 }
 
@@ -438,6 +492,7 @@ pub(super) fn name_tokens(
         stem_object: stem_object(sc, vocab),
         heading_object: super::near::heading_object(sc, vocab),
         object_from_stem: false,
+        object_default: false,
         weak: Vec::new(),
     };
     if let Some(done) = set_property(sc, &mut n, ctx, provider) {
@@ -466,6 +521,7 @@ pub(super) fn name_tokens(
         }
     }
     n.default_object(ctx);
+    n.check_described(sc);
     let Some((object, _)) = n.object.clone() else {
         let reason = if toks.is_empty() {
             format!("nothing names an object for `{}`", sc.display())
@@ -489,7 +545,9 @@ pub(super) fn name_tokens(
     }
     let action = match n.action() {
         Some(a) => {
-            if n.prose && n.object_from_stem {
+            // The action read from prose, not from a mode flag's own words (`--list-voices`).
+            let from_prose = n.action_at.is_some_and(|i| !tokens(&sc.words, vocab).contains(&toks[i].word));
+            if n.prose && n.object_from_stem && from_prose {
                 n.weak.push(
                     "a command without words: its action read from prose, its object only from the program's file name",
                 );
@@ -613,7 +671,7 @@ fn in_domain(t: &Tok<'_>) -> String {
 
 /// Whether `word` is the plural form of an object whose singular the vocabulary spells
 /// (`labels`, `backups`; not `status`).
-fn is_plural_form(word: &str, vocab: &Vocabulary) -> bool {
+pub(super) fn is_plural_form(word: &str, vocab: &Vocabulary) -> bool {
     let Some(o) = vocab.object(word) else { return false };
     let singular = word
         .strip_suffix("ies")
