@@ -491,7 +491,10 @@ fn resolve_collisions(plans: &mut [Plan], vocab: &Vocabulary) {
             }
         }
     }
-    for _ in 0..2 {
+    // A word of the command itself tells plans apart before its description does: the plain
+    // command keeps the plain name (`post` beside `reply`, not `send_posts_quick`), so
+    // the first pass reads the words only, and a plan no longer colliding is left alone.
+    for pass in 0..3 {
         let groups = collisions(plans);
         if groups.is_empty() {
             return;
@@ -499,7 +502,13 @@ fn resolve_collisions(plans: &mut [Plan], vocab: &Vocabulary) {
         for idx in groups {
             for &i in &idx {
                 let Some(n) = plans[i].name().cloned() else { continue };
-                if let Some(q) = distinguishing_qualifier(&plans[i], &n, vocab)
+                let still = idx
+                    .iter()
+                    .any(|&k| k != i && plans[k].name().is_some_and(|m| m.full() == n.full()));
+                if !still {
+                    continue;
+                }
+                if let Some(q) = distinguishing_qualifier(&plans[i], &n, vocab, pass > 0)
                     && !idx
                         .iter()
                         .any(|&k| k != i && plans[k].name().is_some_and(|m| m.qualifiers.contains(&q)))
@@ -561,8 +570,8 @@ fn collisions(plans: &[Plan]) -> Vec<Vec<usize>> {
 }
 
 /// A qualifier from a word of the plan not already used in its name: its words and mode, its
-/// program's file stem, then its description.
-fn distinguishing_qualifier(p: &Plan, n: &ExecutorName, vocab: &Vocabulary) -> Option<String> {
+/// program's file stem, then (`described`) its description.
+fn distinguishing_qualifier(p: &Plan, n: &ExecutorName, vocab: &Vocabulary, described: bool) -> Option<String> {
     let sc = &p.subcommand;
     use crate::vocab::QualifierClass::{Format, Kind, Scope, Source, Time};
     let fits = |w: &str, any_class: bool| {
@@ -570,7 +579,14 @@ fn distinguishing_qualifier(p: &Plan, n: &ExecutorName, vocab: &Vocabulary) -> O
         let def = vocab.qualifiers.get(q.name())?;
         let class_ok = any_class || matches!(def.class, Some(Kind | Format | Scope | Time | Source));
         let q = q.name();
-        (class_ok && def.qualifies(&n.object) && !n.qualifiers.iter().any(|x| x == q) && q != n.object && q != n.action)
+        // The word that named the object says nothing more as a qualifier (`pdf` of `pdfs`).
+        let names_object = vocab.object(w).is_some_and(|o| o.name() == n.object);
+        (class_ok
+            && !names_object
+            && def.qualifies(&n.object)
+            && !n.qualifiers.iter().any(|x| x == q)
+            && q != n.object
+            && q != n.action)
             .then(|| q.to_owned())
     };
     let mut words = name::tokens(&sc.words, vocab);
@@ -578,6 +594,9 @@ fn distinguishing_qualifier(p: &Plan, n: &ExecutorName, vocab: &Vocabulary) -> O
     // The description only with the classes that tell variants apart ("natural language" →
     // quick, "as PDF" → pdf).
     words.iter().find_map(|w| fits(w, true)).or_else(|| {
+        if !described {
+            return None;
+        }
         sc.description
             .as_deref()
             .map(context::words)

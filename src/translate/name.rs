@@ -683,7 +683,19 @@ pub(super) fn is_plural_form(word: &str, vocab: &Vocabulary) -> bool {
 /// Reading without anything to identify an item lists (`openhue get light` shows the lights).
 fn read_or_list(action: &str, sc: &SubCommand, steps: &mut Vec<Step>) -> String {
     let tool = matches!(sc.program, crate::extract::Program::Tool { .. });
-    if action == "read" && !tool && !sc.words.is_empty() && !sc.args.iter().any(|a| a.position.is_some()) {
+    // A flag that names one item by its id identifies it as well as a positional does
+    // (`open-note --id <id>`).
+    let id_flag = |a: &Arg| {
+        a.flag.is_some() && {
+            let n = a.name.to_ascii_lowercase();
+            matches!(n.as_str(), "id" | "uuid" | "guid") || n.ends_with("_id") || n.ends_with("-id")
+        }
+    };
+    if action == "read"
+        && !tool
+        && !sc.words.is_empty()
+        && !sc.args.iter().any(|a| a.position.is_some() || id_flag(a))
+    {
         steps.push(step("", "read with no item to identify: `list`".into()));
         return "list".to_owned();
     }
