@@ -555,7 +555,29 @@ pub(super) fn name_tokens(
             read_or_list(a.name(), sc, &mut n.steps)
         }
         None => match no_action(sc, &object, &mut n, quoted_prose) {
-            Some(a) => a,
+            Some(a) => {
+                // A noun in a script's name names the script's topic (`stocks_client.py`,
+                // `domain_intel.py`), whose commands act on many kinds of things; a service word
+                // (`gcal_pro.py`) names a service whose object is known.
+                let topic = super::prose::stem_words(&sc.program)
+                    .iter()
+                    .any(|w| vocab.object_word(w).is_some_and(|o| o.name() == object));
+                // A time, state or scope qualifier filters a listing (`unread`, `week`, `inbox`):
+                // listing is then the plain reading; another kind names a variant of an
+                // operation no word names (`crypto`, `bulk`).
+                let filters = n.qualifiers.iter().any(|q| {
+                    use crate::vocab::QualifierClass::{Property, Scope, State, Time};
+                    vocab
+                        .qualifiers
+                        .get(q)
+                        .is_some_and(|d| matches!(d.class, Some(Time | State | Scope | Property)))
+                });
+                let described = n.steps.iter().any(|s| s.meaning.contains("from its description"));
+                if n.object_from_stem && topic && !filters && !n.prose && !described {
+                    n.weak.push("no action word, its object only from a noun of the program's file name, and no qualifier that filters a listing");
+                }
+                a
+            }
             None => {
                 let reason = format!("no word of `{}` names an action of the vocabulary", sc.display());
                 return reject(&rules::TR001, reason, n.steps);
