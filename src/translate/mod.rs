@@ -706,6 +706,92 @@ mod tests {
         assert_eq!(names, vec!["list_tasks_todo_tasks", "list_tasks_all_todo_tasks"]);
     }
 
+    fn described(words: &str, description: &str, skill: SkillInfo<'_>) -> String {
+        let v = vocab();
+        let ctx = skill_context(&skill, &v);
+        let one = SubCommand {
+            description: Some(description.into()),
+            args: vec![crate::extract::Arg {
+                name: "key".into(),
+                ty: crate::skill::gaia::ParamType::String,
+                required: true,
+                flag: None,
+                position: Some(0),
+                description: None,
+                default: None,
+            }],
+            ..sc(words)
+        };
+        match translate_one(&one, &ctx, &v).0 {
+            Outcome::Translated(n) => n.full(),
+            Outcome::Rejected { rule, reason, .. } => format!("{}: {reason}", rule.code),
+        }
+    }
+
+    #[test]
+    fn the_commands_own_description_names_the_object_a_default_or_a_scope_noun_would_not() {
+        // A bare singular noun with an item: the description's noun phrase is the object,
+        // the noun a qualifier of it.
+        assert_eq!(
+            described("team", "All issues for a team", info("p")),
+            "list_issues_team_p"
+        );
+        // A default object gives way to the object the description names with the same verb.
+        let reminders = SkillInfo {
+            description: Some("Manage reminders. Reminders with due dates."),
+            ..info("reminders")
+        };
+        assert_eq!(described("list", "List all lists", reminders), "list_lists_reminders");
+        // A verb that is not the name's action, a list of alternatives or a description that
+        // does not lead with its noun phrase changes nothing.
+        assert_eq!(
+            described("list", "Check dependencies", reminders),
+            "list_reminders_reminders"
+        );
+        assert_eq!(
+            described("update", "Update tags/title/collection", reminders),
+            "update_reminders_reminders"
+        );
+        assert_eq!(described("team", "Exposes issues of a team", info("p")), "read_teams_p");
+    }
+
+    #[test]
+    fn a_mode_flag_that_names_an_operation_is_named_by_its_words() {
+        let v = vocab();
+        let ctx = skill_context(&info("p"), &v);
+        let mode = SubCommand {
+            program: Program::Script {
+                path: "scripts/generate_pdf.py".into(),
+                interpreter: "python3".into(),
+            },
+            description: Some("Generate a PDF".into()),
+            ..sc("--check-deps")
+        };
+        match translate_one(&mode, &ctx, &v).0 {
+            Outcome::Translated(n) => assert_eq!(n.full(), "check_dependencies_p"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_plain_command_keeps_the_plain_name_in_a_collision() {
+        let post = SubCommand {
+            description: Some("Simple post".into()),
+            ..sc("post")
+        };
+        let skill = SkillInfo {
+            description: Some("Read, write and reply to posts."),
+            ..info("xurl")
+        };
+        let t = translate(&[post, sc("reply")], &skill, &vocab(), &SkillReview::default());
+        let names: Vec<String> = t
+            .plans
+            .iter()
+            .map(|p| p.name().map(ExecutorName::full).unwrap_or_default())
+            .collect();
+        assert_eq!(names, vec!["send_posts_xurl", "send_posts_reply_xurl"]);
+    }
+
     #[test]
     fn provider_names() {
         assert_eq!(provider_of("google-workspace").as_deref(), Some("google_workspace"));

@@ -427,21 +427,26 @@ impl<'v> Naming<'_, 'v> {
         let Some((object, _)) = self.object.clone() else { return };
         let singular_noun = self.action_at.is_none()
             && !self.object_default
-            && self
-                .toks
-                .iter()
-                .any(|t| t.object.is_some_and(|o| o.name() == object) && !is_plural_form(&t.word, self.vocab) && !t.word.ends_with('s'));
+            && self.toks.iter().any(|t| {
+                t.object.is_some_and(|o| o.name() == object)
+                    && !is_plural_form(&t.word, self.vocab)
+                    && !t.word.ends_with('s')
+            });
         if self.prose || !(self.object_default || singular_noun) {
             return;
         }
         let Some(text) = sc.description.as_deref() else { return };
-        let Some(d) = super::prose::described(text, self.vocab) else { return };
+        let Some(d) = super::prose::described(text, self.vocab) else {
+            return;
+        };
         let agrees = match (&d.verb, self.action()) {
             (None, None) => true,
             (Some(v), Some(a)) => v == a.name(),
             _ => false,
         };
-        let Some((word, new, true)) = d.objects.first().cloned() else { return };
+        let Some((word, new, true)) = d.objects.first().cloned() else {
+            return;
+        };
         if !agrees || d.objects.iter().any(|(_, o, _)| *o == object) {
             return;
         }
@@ -455,7 +460,9 @@ impl<'v> Naming<'_, 'v> {
         if singular_noun
             && let Some((t, q)) = self.toks.iter().find_map(|t| {
                 let q = t.qualifier.filter(|q| self.vocab.qualifies(q.name(), &new))?;
-                t.object.is_some_and(|o| o.name() == object).then_some((t.word.clone(), q))
+                t.object
+                    .is_some_and(|o| o.name() == object)
+                    .then_some((t.word.clone(), q))
             })
         {
             self.add_qualifier(q.name(), &t, q);
@@ -546,7 +553,9 @@ pub(super) fn name_tokens(
     let action = match n.action() {
         Some(a) => {
             // The action read from prose, not from a mode flag's own words (`--list-voices`).
-            let from_prose = n.action_at.is_some_and(|i| !tokens(&sc.words, vocab).contains(&toks[i].word));
+            let from_prose = n
+                .action_at
+                .is_some_and(|i| !tokens(&sc.words, vocab).contains(&toks[i].word));
             if n.prose && n.object_from_stem && from_prose {
                 n.weak.push(
                     "a command without words: its action read from prose, its object only from the program's file name",
@@ -713,10 +722,7 @@ fn read_or_list(action: &str, sc: &SubCommand, steps: &mut Vec<Step>) -> String 
             matches!(n.as_str(), "id" | "uuid" | "guid") || n.ends_with("_id") || n.ends_with("-id")
         }
     };
-    if action == "read"
-        && !tool
-        && !sc.words.is_empty()
-        && !sc.args.iter().any(|a| a.position.is_some() || id_flag(a))
+    if action == "read" && !tool && !sc.words.is_empty() && !sc.args.iter().any(|a| a.position.is_some() || id_flag(a))
     {
         steps.push(step("", "read with no item to identify: `list`".into()));
         return "list".to_owned();
