@@ -402,13 +402,15 @@ impl<'v> Naming<'_, 'v> {
                 format!("the skill's object `{}`: {}", d.object, d.evidence),
             )
         });
+        // An action's own object (`login` → accounts) is the action's meaning, not a guess.
+        let acted = domain_object.is_none() && (self.extra_object.is_some() || action_object.is_some());
         let before_stem = domain_object.or(self.extra_object.take()).or(action_object);
         self.object_from_stem = before_stem.is_none() && self.stem_object.is_some();
         // The heading only where the skill names no object of its own ([`super::near`]).
         let heading = self.heading_object.take().filter(|_| skill_object.is_none());
         self.object = before_stem.or(self.stem_object.take()).or(heading).or(skill_object);
         if let Some((_, why)) = self.object.clone() {
-            self.object_default = true;
+            self.object_default = !acted;
             self.push("", why);
         }
     }
@@ -421,8 +423,9 @@ impl<'v> Naming<'_, 'v> {
     /// than a skill-wide default. A description that leads with a verb counts only when the
     /// verb means the name's action ("List all grants" for `list`); without an action word,
     /// only a description that leads with the noun phrase ("All issues for a team", "DNS
-    /// records"). The replaced noun stays as a qualifier when the vocabulary has it as one of
-    /// the new object (`team` → issues of the team).
+    /// records"). The replaced noun stays as a qualifier of the new object, and must be one in
+    /// the vocabulary (`team` → issues of the team; `report <id>` stays a report). An action's
+    /// own object (`auth` → accounts) is not a default here: it is what the action means.
     fn check_described(&mut self, sc: &SubCommand) {
         let Some((object, _)) = self.object.clone() else { return };
         let singular_noun = self.action_at.is_none()
@@ -450,6 +453,17 @@ impl<'v> Naming<'_, 'v> {
         if !agrees || d.objects.iter().any(|(_, o, _)| *o == object) {
             return;
         }
+        // The noun says whose items only when the vocabulary has it as a qualifier of them
+        // (`team`, `project`); otherwise it is the object (`report <id>`).
+        let scope = self.toks.iter().find_map(|t| {
+            let q = t.qualifier.filter(|q| self.vocab.qualifies(q.name(), &new))?;
+            t.object
+                .is_some_and(|o| o.name() == object)
+                .then_some((t.word.clone(), q))
+        });
+        if singular_noun && scope.is_none() {
+            return;
+        }
         self.push(
             &word,
             format!(
@@ -457,14 +471,7 @@ impl<'v> Naming<'_, 'v> {
                 text.trim()
             ),
         );
-        if singular_noun
-            && let Some((t, q)) = self.toks.iter().find_map(|t| {
-                let q = t.qualifier.filter(|q| self.vocab.qualifies(q.name(), &new))?;
-                t.object
-                    .is_some_and(|o| o.name() == object)
-                    .then_some((t.word.clone(), q))
-            })
-        {
+        if singular_noun && let Some((t, q)) = scope {
             self.add_qualifier(q.name(), &t, q);
         }
         self.object = Some((new.clone(), String::new()));
