@@ -7,9 +7,10 @@
 //! the action, the last other word meaning an object is the object, words meaning a qualifier
 //! of it are qualifiers; service and brand words and the skill's own name are context. What the
 //! words leave open comes, in order, from the domain's default object, the action's own object
-//! (`login` → accounts) and the skill's default object ([`context`]). Without an action word,
-//! free text is sent or created and a bare object is read when an argument identifies one item,
-//! listed otherwise. A command without words (a single-purpose script) takes its words from
+//! (`login` → accounts) and the skill's default object ([`context`]); a default object gives
+//! way to the object the command's own description names ("List all lists"). Without an
+//! action word, free text is sent or created and a bare object is read when an argument
+//! identifies one item, listed otherwise. A command without words (a single-purpose script) takes its words from
 //! what the skill says about it ([`prose`]). A word that means nothing rejects the plan, naming
 //! it: prose never widens the vocabulary. Collisions inside a skill are told apart by a
 //! qualifier when a word distinguishes them, else rejected.

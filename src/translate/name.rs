@@ -572,25 +572,10 @@ pub(super) fn name_tokens(
         }
         None => match no_action(sc, &object, &mut n, quoted_prose) {
             Some(a) => {
-                // A noun in a script's name names the script's topic (`stocks_client.py`,
-                // `domain_intel.py`), whose commands act on many kinds of things; a service word
-                // (`gcal_pro.py`) names a service whose object is known.
-                let topic = super::prose::stem_words(&sc.program)
-                    .iter()
-                    .any(|w| vocab.object_word(w).is_some_and(|o| o.name() == object));
-                // A time, state or scope qualifier filters a listing (`unread`, `week`, `inbox`):
-                // listing is then the plain reading; another kind names a variant of an
-                // operation no word names (`crypto`, `bulk`).
-                let filters = n.qualifiers.iter().any(|q| {
-                    use crate::vocab::QualifierClass::{Property, Scope, State, Time};
-                    vocab
-                        .qualifiers
-                        .get(q)
-                        .is_some_and(|d| matches!(d.class, Some(Time | State | Scope | Property)))
-                });
-                let described = n.steps.iter().any(|s| s.meaning.contains("from its description"));
-                if n.object_from_stem && topic && !filters && !n.prose && !described {
-                    n.weak.push("no action word, its object only from a noun of the program's file name, and no qualifier that filters a listing");
+                if topic_guess(sc, &n, &object) {
+                    n.weak.push(
+                        "no action word, its object only from a noun of the program's file name, and no qualifier that filters a listing",
+                    );
                 }
                 a
             }
@@ -617,6 +602,28 @@ pub(super) fn name_tokens(
         return weak(name, why, n.steps);
     }
     (Outcome::Translated(name), n.steps)
+}
+
+/// Whether a command without an action word has only guesses: its object only from a noun of
+/// a script's name — the script's topic (`stocks_client.py`, `domain_intel.py`), whose
+/// commands act on many kinds of things, unlike a service word (`gcal_pro.py` → events) — and
+/// no qualifier that filters a listing (a time, state, scope or property qualifier such as
+/// `unread`, `week`, `inbox` makes listing the plain reading; `crypto`, `bulk` name a variant
+/// of an operation no word names), and no description that named the object.
+fn topic_guess(sc: &SubCommand, n: &Naming<'_, '_>, object: &str) -> bool {
+    use crate::vocab::QualifierClass::{Property, Scope, State, Time};
+    let vocab = n.vocab;
+    let topic = super::prose::stem_words(&sc.program)
+        .iter()
+        .any(|w| vocab.object_word(w).is_some_and(|o| o.name() == object));
+    let filters = n.qualifiers.iter().any(|q| {
+        vocab
+            .qualifiers
+            .get(q)
+            .is_some_and(|d| matches!(d.class, Some(Time | State | Scope | Property)))
+    });
+    let described = n.steps.iter().any(|s| s.meaning.contains("from its description"));
+    n.object_from_stem && topic && !filters && !n.prose && !described
 }
 
 /// A lone property word with an item and a value sets that property (`status <id> <state>`,
