@@ -7,9 +7,10 @@
 //! the action, the last other word meaning an object is the object, words meaning a qualifier
 //! of it are qualifiers; service and brand words and the skill's own name are context. What the
 //! words leave open comes, in order, from the domain's default object, the action's own object
-//! (`login` → accounts) and the skill's default object ([`context`]). Without an action word,
-//! free text is sent or created and a bare object is read when an argument identifies one item,
-//! listed otherwise. A command without words (a single-purpose script) takes its words from
+//! (`login` → accounts) and the skill's default object ([`context`]); a default object gives
+//! way to the object the command's own description names ("List all lists"). Without an
+//! action word, free text is sent or created and a bare object is read when an argument
+//! identifies one item, listed otherwise. A command without words (a single-purpose script) takes its words from
 //! what the skill says about it ([`prose`]). A word that means nothing rejects the plan, naming
 //! it: prose never widens the vocabulary. Collisions inside a skill are told apart by a
 //! qualifier when a word distinguishes them, else rejected.
@@ -286,7 +287,10 @@ fn subcommand_label(subcommands: &[SubCommand], i: usize) -> String {
 /// words) the words of what the skill says about it.
 pub fn translate_one(sc: &SubCommand, ctx: &Context, vocab: &Vocabulary) -> (Outcome, Vec<Step>) {
     let mut steps = Vec::new();
-    let words: Vec<String> = if sc.words.is_empty() || mode_only(sc) {
+    // A mode flag that names its own operation (`--check-deps`, `--list-options`) is named by
+    // its words: the prose about the script describes the script's main operation.
+    let mode_acts = mode_only(sc) && name::tokens(&sc.words, vocab).iter().any(|t| vocab.action(t).is_some());
+    let words: Vec<String> = if (sc.words.is_empty() || mode_only(sc)) && !mode_acts {
         match prose::words_for(sc, vocab) {
             Some((w, step)) => {
                 steps.push(step);
@@ -488,7 +492,10 @@ fn resolve_collisions(plans: &mut [Plan], vocab: &Vocabulary) {
             }
         }
     }
-    for _ in 0..2 {
+    // A word of the command itself tells plans apart before its description does: the plain
+    // command keeps the plain name (`post` beside `reply`, not `send_posts_quick`), so
+    // the first pass reads the words only, and a plan no longer colliding is left alone.
+    for pass in 0..3 {
         let groups = collisions(plans);
         if groups.is_empty() {
             return;
@@ -496,7 +503,13 @@ fn resolve_collisions(plans: &mut [Plan], vocab: &Vocabulary) {
         for idx in groups {
             for &i in &idx {
                 let Some(n) = plans[i].name().cloned() else { continue };
-                if let Some(q) = distinguishing_qualifier(&plans[i], &n, vocab)
+                let still = idx
+                    .iter()
+                    .any(|&k| k != i && plans[k].name().is_some_and(|m| m.full() == n.full()));
+                if !still {
+                    continue;
+                }
+                if let Some(q) = distinguishing_qualifier(&plans[i], &n, vocab, pass > 0)
                     && !idx
                         .iter()
                         .any(|&k| k != i && plans[k].name().is_some_and(|m| m.qualifiers.contains(&q)))
@@ -558,8 +571,8 @@ fn collisions(plans: &[Plan]) -> Vec<Vec<usize>> {
 }
 
 /// A qualifier from a word of the plan not already used in its name: its words and mode, its
-/// program's file stem, then its description.
-fn distinguishing_qualifier(p: &Plan, n: &ExecutorName, vocab: &Vocabulary) -> Option<String> {
+/// program's file stem, then (`described`) its description.
+fn distinguishing_qualifier(p: &Plan, n: &ExecutorName, vocab: &Vocabulary, described: bool) -> Option<String> {
     let sc = &p.subcommand;
     use crate::vocab::QualifierClass::{Format, Kind, Scope, Source, Time};
     let fits = |w: &str, any_class: bool| {
@@ -567,7 +580,14 @@ fn distinguishing_qualifier(p: &Plan, n: &ExecutorName, vocab: &Vocabulary) -> O
         let def = vocab.qualifiers.get(q.name())?;
         let class_ok = any_class || matches!(def.class, Some(Kind | Format | Scope | Time | Source));
         let q = q.name();
-        (class_ok && def.qualifies(&n.object) && !n.qualifiers.iter().any(|x| x == q) && q != n.object && q != n.action)
+        // The word that named the object says nothing more as a qualifier (`pdf` of `pdfs`).
+        let names_object = vocab.object(w).is_some_and(|o| o.name() == n.object);
+        (class_ok
+            && !names_object
+            && def.qualifies(&n.object)
+            && !n.qualifiers.iter().any(|x| x == q)
+            && q != n.object
+            && q != n.action)
             .then(|| q.to_owned())
     };
     let mut words = name::tokens(&sc.words, vocab);
@@ -575,6 +595,9 @@ fn distinguishing_qualifier(p: &Plan, n: &ExecutorName, vocab: &Vocabulary) -> O
     // The description only with the classes that tell variants apart ("natural language" →
     // quick, "as PDF" → pdf).
     words.iter().find_map(|w| fits(w, true)).or_else(|| {
+        if !described {
+            return None;
+        }
         sc.description
             .as_deref()
             .map(context::words)
@@ -682,6 +705,92 @@ mod tests {
             .filter_map(|p| p.name().map(ExecutorName::full))
             .collect();
         assert_eq!(names, vec!["list_tasks_todo_tasks", "list_tasks_all_todo_tasks"]);
+    }
+
+    fn described(words: &str, description: &str, skill: SkillInfo<'_>) -> String {
+        let v = vocab();
+        let ctx = skill_context(&skill, &v);
+        let one = SubCommand {
+            description: Some(description.into()),
+            args: vec![crate::extract::Arg {
+                name: "key".into(),
+                ty: crate::skill::gaia::ParamType::String,
+                required: true,
+                flag: None,
+                position: Some(0),
+                description: None,
+                default: None,
+            }],
+            ..sc(words)
+        };
+        match translate_one(&one, &ctx, &v).0 {
+            Outcome::Translated(n) => n.full(),
+            Outcome::Rejected { rule, reason, .. } => format!("{}: {reason}", rule.code),
+        }
+    }
+
+    #[test]
+    fn the_commands_own_description_names_the_object_a_default_or_a_scope_noun_would_not() {
+        // A bare singular noun with an item: the description's noun phrase is the object,
+        // the noun a qualifier of it.
+        assert_eq!(
+            described("team", "All issues for a team", info("p")),
+            "list_issues_team_p"
+        );
+        // A default object gives way to the object the description names with the same verb.
+        let reminders = SkillInfo {
+            description: Some("Manage reminders. Reminders with due dates."),
+            ..info("reminders")
+        };
+        assert_eq!(described("list", "List all lists", reminders), "list_lists_reminders");
+        // A verb that is not the name's action, a list of alternatives or a description that
+        // does not lead with its noun phrase changes nothing.
+        assert_eq!(
+            described("list", "Check dependencies", reminders),
+            "list_reminders_reminders"
+        );
+        assert_eq!(
+            described("update", "Update tags/title/collection", reminders),
+            "update_reminders_reminders"
+        );
+        assert_eq!(described("team", "Exposes issues of a team", info("p")), "read_teams_p");
+    }
+
+    #[test]
+    fn a_mode_flag_that_names_an_operation_is_named_by_its_words() {
+        let v = vocab();
+        let ctx = skill_context(&info("p"), &v);
+        let mode = SubCommand {
+            program: Program::Script {
+                path: "scripts/generate_pdf.py".into(),
+                interpreter: "python3".into(),
+            },
+            description: Some("Generate a PDF".into()),
+            ..sc("--check-deps")
+        };
+        match translate_one(&mode, &ctx, &v).0 {
+            Outcome::Translated(n) => assert_eq!(n.full(), "check_dependencies_p"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_plain_command_keeps_the_plain_name_in_a_collision() {
+        let post = SubCommand {
+            description: Some("Simple post".into()),
+            ..sc("post")
+        };
+        let skill = SkillInfo {
+            description: Some("Read, write and reply to posts."),
+            ..info("xurl")
+        };
+        let t = translate(&[post, sc("reply")], &skill, &vocab(), &SkillReview::default());
+        let names: Vec<String> = t
+            .plans
+            .iter()
+            .map(|p| p.name().map(ExecutorName::full).unwrap_or_default())
+            .collect();
+        assert_eq!(names, vec!["send_posts_xurl", "send_posts_reply_xurl"]);
     }
 
     #[test]

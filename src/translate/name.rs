@@ -209,6 +209,9 @@ struct Naming<'a, 'v> {
     heading_object: Option<(String, String)>,
     /// The object came from the program's file name.
     object_from_stem: bool,
+    /// The object came from a default (the domain, an action, the file name, the heading or
+    /// the skill), not from a word of the command.
+    object_default: bool,
     /// Why the evidence for the name is weak ([`weak`]): each reason one sentence.
     weak: Vec<&'static str>,
 }
@@ -399,14 +402,79 @@ impl<'v> Naming<'_, 'v> {
                 format!("the skill's object `{}`: {}", d.object, d.evidence),
             )
         });
+        // An action's own object (`login` → accounts) is the action's meaning, not a guess.
+        let acted = domain_object.is_none() && (self.extra_object.is_some() || action_object.is_some());
         let before_stem = domain_object.or(self.extra_object.take()).or(action_object);
         self.object_from_stem = before_stem.is_none() && self.stem_object.is_some();
         // The heading only where the skill names no object of its own ([`super::near`]).
         let heading = self.heading_object.take().filter(|_| skill_object.is_none());
         self.object = before_stem.or(self.stem_object.take()).or(heading).or(skill_object);
         if let Some((_, why)) = self.object.clone() {
+            self.object_default = !acted;
             self.push("", why);
         }
+    }
+
+    /// The object checked against the command's own description (an L6-style check of the
+    /// object, issue 12). Where the object is only a default, or the command is a singular
+    /// noun without an action word (`team <key>`: it may say whose items, not which), and the
+    /// description's first noun phrase names other objects in the plural and not this one,
+    /// the description's first object is the object: the command's own wording says more
+    /// than a skill-wide default. A description that leads with a verb counts only when the
+    /// verb means the name's action ("List all grants" for `list`); without an action word,
+    /// only a description that leads with the noun phrase ("All issues for a team", "DNS
+    /// records"). The replaced noun stays as a qualifier of the new object, and must be one in
+    /// the vocabulary (`team` → issues of the team; `report <id>` stays a report). An action's
+    /// own object (`auth` → accounts) is not a default here: it is what the action means.
+    fn check_described(&mut self, sc: &SubCommand) {
+        let Some((object, _)) = self.object.clone() else { return };
+        let singular_noun = self.action_at.is_none()
+            && !self.object_default
+            && self.toks.iter().any(|t| {
+                t.object.is_some_and(|o| o.name() == object)
+                    && !is_plural_form(&t.word, self.vocab)
+                    && !t.word.ends_with('s')
+            });
+        if self.prose || !(self.object_default || singular_noun) {
+            return;
+        }
+        let Some(text) = sc.description.as_deref() else { return };
+        let Some(d) = super::prose::described(text, self.vocab) else {
+            return;
+        };
+        let agrees = match (&d.verb, self.action()) {
+            (None, None) => true,
+            (Some(v), Some(a)) => v == a.name(),
+            _ => false,
+        };
+        let Some((word, new, true)) = d.objects.first().cloned() else {
+            return;
+        };
+        if !agrees || d.objects.iter().any(|(_, o, _)| *o == object) {
+            return;
+        }
+        // The noun says whose items only when the vocabulary has it as a qualifier of them
+        // (`team`, `project`); otherwise it is the object (`report <id>`).
+        let scope = self.toks.iter().find_map(|t| {
+            let q = t.qualifier.filter(|q| self.vocab.qualifies(q.name(), &new))?;
+            t.object
+                .is_some_and(|o| o.name() == object)
+                .then_some((t.word.clone(), q))
+        });
+        if singular_noun && scope.is_none() {
+            return;
+        }
+        self.push(
+            &word,
+            format!(
+                "object `{new}` from its description \"{}\", which does not name `{object}`",
+                text.trim()
+            ),
+        );
+        if singular_noun && let Some((t, q)) = scope {
+            self.add_qualifier(q.name(), &t, q);
+        }
+        self.object = Some((new.clone(), String::new()));
     }
 }
 
@@ -438,6 +506,7 @@ pub(super) fn name_tokens(
         stem_object: stem_object(sc, vocab),
         heading_object: super::near::heading_object(sc, vocab),
         object_from_stem: false,
+        object_default: false,
         weak: Vec::new(),
     };
     if let Some(done) = set_property(sc, &mut n, ctx, provider) {
@@ -466,6 +535,7 @@ pub(super) fn name_tokens(
         }
     }
     n.default_object(ctx);
+    n.check_described(sc);
     let Some((object, _)) = n.object.clone() else {
         let reason = if toks.is_empty() {
             format!("nothing names an object for `{}`", sc.display())
@@ -489,7 +559,11 @@ pub(super) fn name_tokens(
     }
     let action = match n.action() {
         Some(a) => {
-            if n.prose && n.object_from_stem {
+            // The action read from prose, not from a mode flag's own words (`--list-voices`).
+            let from_prose = n
+                .action_at
+                .is_some_and(|i| !tokens(&sc.words, vocab).contains(&toks[i].word));
+            if n.prose && n.object_from_stem && from_prose {
                 n.weak.push(
                     "a command without words: its action read from prose, its object only from the program's file name",
                 );
@@ -497,7 +571,14 @@ pub(super) fn name_tokens(
             read_or_list(a.name(), sc, &mut n.steps)
         }
         None => match no_action(sc, &object, &mut n, quoted_prose) {
-            Some(a) => a,
+            Some(a) => {
+                if topic_guess(sc, &n, &object) {
+                    n.weak.push(
+                        "no action word, its object only from a noun of the program's file name, and no qualifier that filters a listing",
+                    );
+                }
+                a
+            }
             None => {
                 let reason = format!("no word of `{}` names an action of the vocabulary", sc.display());
                 return reject(&rules::TR001, reason, n.steps);
@@ -521,6 +602,28 @@ pub(super) fn name_tokens(
         return weak(name, why, n.steps);
     }
     (Outcome::Translated(name), n.steps)
+}
+
+/// Whether a command without an action word has only guesses: its object only from a noun of
+/// a script's name — the script's topic (`stocks_client.py`, `domain_intel.py`), whose
+/// commands act on many kinds of things, unlike a service word (`gcal_pro.py` → events) — and
+/// no qualifier that filters a listing (a time, state, scope or property qualifier such as
+/// `unread`, `week`, `inbox` makes listing the plain reading; `crypto`, `bulk` name a variant
+/// of an operation no word names), and no description that named the object.
+fn topic_guess(sc: &SubCommand, n: &Naming<'_, '_>, object: &str) -> bool {
+    use crate::vocab::QualifierClass::{Property, Scope, State, Time};
+    let vocab = n.vocab;
+    let topic = super::prose::stem_words(&sc.program)
+        .iter()
+        .any(|w| vocab.object_word(w).is_some_and(|o| o.name() == object));
+    let filters = n.qualifiers.iter().any(|q| {
+        vocab
+            .qualifiers
+            .get(q)
+            .is_some_and(|d| matches!(d.class, Some(Time | State | Scope | Property)))
+    });
+    let described = n.steps.iter().any(|s| s.meaning.contains("from its description"));
+    n.object_from_stem && topic && !filters && !n.prose && !described
 }
 
 /// A lone property word with an item and a value sets that property (`status <id> <state>`,
@@ -613,7 +716,7 @@ fn in_domain(t: &Tok<'_>) -> String {
 
 /// Whether `word` is the plural form of an object whose singular the vocabulary spells
 /// (`labels`, `backups`; not `status`).
-fn is_plural_form(word: &str, vocab: &Vocabulary) -> bool {
+pub(super) fn is_plural_form(word: &str, vocab: &Vocabulary) -> bool {
     let Some(o) = vocab.object(word) else { return false };
     let singular = word
         .strip_suffix("ies")
@@ -625,7 +728,16 @@ fn is_plural_form(word: &str, vocab: &Vocabulary) -> bool {
 /// Reading without anything to identify an item lists (`openhue get light` shows the lights).
 fn read_or_list(action: &str, sc: &SubCommand, steps: &mut Vec<Step>) -> String {
     let tool = matches!(sc.program, crate::extract::Program::Tool { .. });
-    if action == "read" && !tool && !sc.words.is_empty() && !sc.args.iter().any(|a| a.position.is_some()) {
+    // A flag that names one item by its id identifies it as well as a positional does
+    // (`open-note --id <id>`).
+    let id_flag = |a: &Arg| {
+        a.flag.is_some() && {
+            let n = a.name.to_ascii_lowercase();
+            matches!(n.as_str(), "id" | "uuid" | "guid") || n.ends_with("_id") || n.ends_with("-id")
+        }
+    };
+    if action == "read" && !tool && !sc.words.is_empty() && !sc.args.iter().any(|a| a.position.is_some() || id_flag(a))
+    {
         steps.push(step("", "read with no item to identify: `list`".into()));
         return "list".to_owned();
     }

@@ -81,33 +81,92 @@ fn verb_phrase(text: &str, vocab: &Vocabulary, lead: bool) -> Option<(String, St
     Some((next.clone(), a, ws[at + 2..].to_vec()))
 }
 
+/// Words that end a noun phrase.
+fn ends_phrase(w: &str) -> bool {
+    matches!(
+        w,
+        "and"
+            | "or"
+            | "with"
+            | "from"
+            | "using"
+            | "via"
+            | "into"
+            | "to"
+            | "for"
+            | "in"
+            | "on"
+            | "by"
+            | "as"
+            | "of"
+            | "across"
+            | "per"
+            | "at"
+            | "within"
+            | "without"
+    )
+}
+
 /// The object a verb's noun phrase names: its last object word before a preposition or the
 /// end ("all standard market report visuals" → visuals), generic ones left out.
 fn phrase_object(after: &[String], vocab: &Vocabulary) -> Option<String> {
     after
         .iter()
-        .take_while(|w| {
-            !matches!(
-                w.as_str(),
-                "and"
-                    | "or"
-                    | "with"
-                    | "from"
-                    | "using"
-                    | "via"
-                    | "into"
-                    | "to"
-                    | "for"
-                    | "in"
-                    | "on"
-                    | "by"
-                    | "as"
-                    | "of"
-            )
-        })
+        .take_while(|w| !ends_phrase(w))
         .filter(|w| vocab.object(w).is_some_and(|o| !GENERIC.contains(&o.name())))
         .last()
         .cloned()
+}
+
+/// What a command's own description says: the action its leading verb means, and the objects
+/// of its first noun phrase in reading order, each as (word, canonical object, written in the
+/// plural). The phrase is the description up to its first aside (`(`, `:`, `;`, `,`, a dash,
+/// a full stop) and then up to a preposition ("All issues for a team" → issues; "List all
+/// lists" → list, lists). `None` for a phrase of alternatives ("Update tags/title/collection"
+/// names the fields a command changes, not its items) or without an object.
+pub(super) struct Described {
+    pub(super) verb: Option<String>,
+    pub(super) objects: Vec<(String, String, bool)>,
+}
+
+pub(super) fn described(text: &str, vocab: &Vocabulary) -> Option<Described> {
+    let part = text
+        .split(['(', ':', ';', ',', '—', '–', '.'])
+        .next()
+        .unwrap_or_default()
+        .split(" - ")
+        .next()
+        .unwrap_or_default();
+    if part.contains('/') {
+        return None;
+    }
+    let ws = plain_words(part);
+    // A plural noun that is also a verb's form (`tweets`, `issues`) leads a noun phrase.
+    let first = ws.first()?;
+    let verb = (!(first.ends_with('s') && vocab.object(first).is_some()))
+        .then(|| verb_of(first, vocab))
+        .flatten()
+        .filter(|_| !LEAD_INS.contains(&first.as_str()));
+    let phrase = &ws[usize::from(verb.is_some())..];
+    // Without a verb the phrase must lead with its object, after determiners and qualifiers
+    // only ("All issues", "DNS records", "Recent transactions"; not "Exposes Codex tools").
+    let lead = phrase.iter().position(|w| vocab.object(w).is_some())?;
+    let modifier = |w: &String| {
+        matches!(w.as_str(), "all" | "the" | "your" | "my" | "every" | "any" | "each") || vocab.qualifier(w).is_some()
+    };
+    if verb.is_none() && !phrase[..lead].iter().all(modifier) {
+        return None;
+    }
+    let objects: Vec<(String, String, bool)> = phrase
+        .iter()
+        .take_while(|w| !ends_phrase(w))
+        .filter_map(|w| {
+            let o = vocab.object(w)?;
+            let plural = super::name::is_plural_form(w, vocab) || (w == o.name() && w.ends_with('s'));
+            (!GENERIC.contains(&o.name())).then(|| (w.clone(), o.name().to_owned(), plural))
+        })
+        .collect();
+    (!objects.is_empty()).then_some(Described { verb, objects })
 }
 
 /// The words of the program's file stem (`scripts/search_pubmed.py` → `search`, `pubmed`).
