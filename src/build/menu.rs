@@ -59,9 +59,13 @@ pub fn menu_entry(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillSou
     with_text(db, inputs, skill, |t| menu::entry(t, lexicon).0)
 }
 
-/// The text a dense embedder reads for a skill ([`menu::doc::IndexDoc::dense_text`]). Not
-/// memoized: the session asks it only for skills whose vector is not cached.
-pub fn menu_dense_text(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillSource) -> Option<String> {
+/// The texts a dense embedder reads for a skill ([`menu::doc::IndexDoc::embedded_parts`]). Not
+/// memoized: the session asks it only for skills with a text whose vector is not cached.
+pub fn menu_dense_parts(
+    db: &dyn salsa::Database,
+    inputs: BuildInputs,
+    skill: SkillSource,
+) -> Option<Vec<(menu::doc::DensePart, String)>> {
     let lexicon = menu_lexicon(db, inputs);
-    with_text(db, inputs, skill, |t| menu::entry(t, lexicon).1.dense_text())
+    with_text(db, inputs, skill, |t| menu::entry(t, lexicon).1.embedded_parts())
 }
