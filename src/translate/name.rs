@@ -435,7 +435,10 @@ impl<'v> Naming<'_, 'v> {
                     && !is_plural_form(&t.word, self.vocab)
                     && !t.word.ends_with('s')
             });
-        if self.prose || !(self.object_default || singular_noun) {
+        // A change names the fields it changes ("Change fields", "Update the title"), not the
+        // item changed.
+        let changes = self.action().is_some_and(|a| matches!(a.name(), "update" | "set"));
+        if self.prose || changes || !(self.object_default || singular_noun) {
             return;
         }
         let Some(text) = sc.description.as_deref() else { return };
