@@ -270,7 +270,7 @@ impl PublicKey {
         self.verify_prehashed(&prehash(data), sig_file)
     }
 
-    /// Verifies a `.sig` file against a file's [`prehash`] (its BLAKE2b-512, computed by a
+    /// Verifies a `.sig` file against a file's `prehash` (its BLAKE2b-512, computed by a
     /// caller that streamed the file); returns the trusted comment. The same checks, in the
     /// same order, as [`PublicKey::verify`].
     ///
