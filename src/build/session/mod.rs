@@ -448,8 +448,7 @@ impl Session {
             ));
             timer.lap("read state");
         }
-        let warnings = self.take_cached();
-        timer.lap("read the build cache");
+        let warnings = self.take_cached(&timer);
         self.run_queries(sink, &timer);
         let db: &Db = &self.db;
         let inputs = self.inputs;
@@ -559,8 +558,7 @@ impl Session {
         self.keep_spare_record(spare_record, &record_file)?;
         self.record_inputs()?;
         timer.lap("write store");
-        self.store_cached(&mut outcome.warnings);
-        outcome.checked.cache_written = self.checked.cache_written;
+        self.store_cached(&mut outcome);
         timer.lap("write the build cache");
         self.reported = audit.reported;
         self.fresh = false;

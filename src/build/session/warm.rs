@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::Session;
+use super::{Outcome, Session, Timer};
 use crate::build::cache::{self, KeyParts, MenuPart, Results};
 use crate::build::menu::{executor_texts, menu_entry};
 use crate::build::{skill_drafts, skill_output, skill_unit};
@@ -84,7 +84,7 @@ impl Session {
     /// computed for, and sets its `warm` input: the verified entry, or none (computed). A
     /// skill whose key is unchanged keeps what the database has. Returns the warnings of
     /// refused entries (each is a miss, the skill computed and its entry written again).
-    pub(super) fn take_cached(&mut self) -> Vec<String> {
+    pub(super) fn take_cached(&mut self, timer: &Timer) -> Vec<String> {
         let context = self.cache_context();
         let dir = self.cache_dir();
         let tool = self.cache_tool.clone();
@@ -134,13 +134,16 @@ impl Session {
                 k.source.set_warm(&mut self.db).to(warm);
             }
         }
+        timer.lap("read the build cache");
         warnings
     }
 
     /// Writes an entry for every skill computed by this session and not stored yet, in
     /// parallel, then removes the entries the previous build of this output folder used and
-    /// this one does not. Failures only cost a later miss: they become warnings.
-    pub(super) fn store_cached(&mut self, warnings: &mut Vec<String>) {
+    /// this one does not. Failures only cost a later miss: they become warnings of `outcome`,
+    /// which also gets the count of entries written.
+    pub(super) fn store_cached(&mut self, outcome: &mut Outcome) {
+        let warnings = &mut outcome.warnings;
         let dir = self.cache_dir();
         let inputs = self.inputs;
         let tool = self.cache_tool.clone();
@@ -184,6 +187,7 @@ impl Session {
         if let Err(e) = self.prune_cache(&dir) {
             warnings.push(format!("warning: the build cache was not pruned: {e}"));
         }
+        outcome.checked.cache_written = self.checked.cache_written;
     }
 
     /// Removes the entries of the previous build's keys this build does not use, and records
