@@ -369,6 +369,9 @@ fn finish(
     if let Some(expires) = &o.expired {
         out.note(&expired_warning(expires));
     }
+    for w in &o.warnings {
+        out.note(w);
+    }
     for f in &o.foreign {
         out.note(&format!(
             "warning: {} is not part of the catalog; skillc leaves it alone, but `skillc verify` refuses the folder until it is removed",
