@@ -190,6 +190,16 @@ impl Code for f64 {
     }
 }
 
+/// A dense part is its `menu.vec` tag (an unknown tag is not a valid encoding).
+impl Code for crate::menu::doc::DensePart {
+    fn put(&self, w: &mut Vec<u8>) {
+        w.push(*self as u8);
+    }
+    fn take(r: &mut Reader<'_>) -> Option<Self> {
+        crate::menu::doc::DensePart::from_tag(r.byte()?)
+    }
+}
+
 impl Code for [u8; 32] {
     fn put(&self, w: &mut Vec<u8>) {
         w.extend_from_slice(self);
@@ -531,7 +541,7 @@ record!(Entry {
     skill_md_sha256,
     body_offset,
     features,
-    doc_sha256,
+    dense_keys,
 });
 
 impl Code for Program {
