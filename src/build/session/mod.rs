@@ -431,6 +431,15 @@ impl Session {
         Ok(())
     }
 
+    /// [`BuildError::NoSkills`] when the skill roots hold no skill.
+    fn some_skill(&self) -> Result<(), BuildError> {
+        if !self.inputs.skills(&self.db).is_empty() {
+            return Ok(());
+        }
+        let roots = self.opts.roots.iter().map(|r| r.display().to_string()).collect();
+        Err(BuildError::NoSkills(roots))
+    }
+
     /// Builds: answers "up to date" when nothing changed since the last build (fresh process),
     /// else computes what the changed inputs feed, signs what changed and writes what differs.
     /// `now` is the clock (seconds), used when `SOURCE_DATE_EPOCH` is unset.
@@ -456,14 +465,11 @@ impl Session {
         }
         let warnings = self.take_cached(&timer);
         self.run_queries(sink, &timer);
+        // Before anything is signed: `out/` keeps its last good catalog.
+        self.some_skill()?;
         let db: &Db = &self.db;
         let inputs = self.inputs;
         let skills: &[SkillSource] = inputs.skills(db);
-        if skills.is_empty() {
-            // Before anything is signed: `out/` keeps its last good catalog.
-            let roots = self.opts.roots.iter().map(|r| r.display().to_string()).collect();
-            return Err(BuildError::NoSkills(roots));
-        }
         let decisions = admission(db, inputs);
         let previous: &State = self.state.get_or_insert_with(Default::default);
         let rows: Vec<Row<'_>> = skills.iter().map(|s| Row::of(db, inputs, *s)).collect();
