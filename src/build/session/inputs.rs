@@ -119,6 +119,15 @@ fn fingerprint_skill(read: ReadSkill) -> Loaded {
 }
 
 impl Session {
+    /// [`BuildError::NoSkills`] when the skill roots hold no skill.
+    pub(super) fn some_skill(&self) -> Result<(), BuildError> {
+        if !self.inputs.skills(&self.db).is_empty() {
+            return Ok(());
+        }
+        let roots = self.opts.roots.iter().map(|r| r.display().to_string()).collect();
+        Err(BuildError::NoSkills(roots))
+    }
+
     fn exclude(&self) -> Vec<PathBuf> {
         vec![
             self.opts.out_dir.clone(),

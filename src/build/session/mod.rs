@@ -431,15 +431,6 @@ impl Session {
         Ok(())
     }
 
-    /// [`BuildError::NoSkills`] when the skill roots hold no skill.
-    fn some_skill(&self) -> Result<(), BuildError> {
-        if !self.inputs.skills(&self.db).is_empty() {
-            return Ok(());
-        }
-        let roots = self.opts.roots.iter().map(|r| r.display().to_string()).collect();
-        Err(BuildError::NoSkills(roots))
-    }
-
     /// Builds: answers "up to date" when nothing changed since the last build (fresh process),
     /// else computes what the changed inputs feed, signs what changed and writes what differs.
     /// `now` is the clock (seconds), used when `SOURCE_DATE_EPOCH` is unset.
