@@ -192,65 +192,73 @@ pub enum Bad {
     Key,
 }
 
+/// An entry's header and the byte ranges of its sections, from walking its layout (no check
+/// of the digest, the versions or the key); `None` when the bytes do not follow the layout.
+struct Layout<'a> {
+    format: u32,
+    tool: String,
+    key: &'a [u8],
+    sections: [std::ops::Range<usize>; 3],
+    /// Everything but the trailing digest.
+    body: &'a [u8],
+    digest: &'a [u8],
+}
+
+fn layout(bytes: &[u8]) -> Option<Layout<'_>> {
+    let body_len = bytes.len().checked_sub(32)?;
+    let (body, digest) = bytes.split_at(body_len);
+    let mut r = Reader::new(body);
+    if r.bytes(MAGIC.len())? != MAGIC.as_slice() {
+        return None;
+    }
+    let format = u32::from_le_bytes(r.bytes(4)?.try_into().ok()?);
+    let tool = String::take(&mut r)?;
+    let key = r.bytes(32)?;
+    let mut sections = [0..0, 0..0, 0..0];
+    for range in &mut sections {
+        let n = usize::try_from(r.varint()?).ok()?;
+        let start = body_len - r.remaining();
+        r.bytes(n)?;
+        *range = start..start + n;
+    }
+    r.is_empty().then_some(Layout {
+        format,
+        tool,
+        key,
+        sections,
+        body,
+        digest,
+    })
+}
+
 /// The byte ranges of an entry's sections, after checking the whole file: magic, format,
 /// tool version, key, layout and digest.
 ///
 /// # Errors
 /// [`Bad`] says which check failed.
 pub fn verify(bytes: &[u8], key: &[u8; 32], tool: &str) -> Result<[std::ops::Range<usize>; 3], Bad> {
-    let body_len = bytes.len().checked_sub(32).ok_or(Bad::Malformed)?;
-    let (body, digest) = bytes.split_at(body_len);
-    let mut r = Reader::new(body);
-    if r.bytes(MAGIC.len()) != Some(MAGIC.as_slice()) {
-        return Err(Bad::Malformed);
-    }
-    let format = r
-        .bytes(4)
-        .and_then(|b| b.try_into().ok())
-        .map(u32::from_le_bytes)
-        .ok_or(Bad::Malformed)?;
-    let version = String::take(&mut r).ok_or(Bad::Malformed)?;
-    let inner_key = r.bytes(32).ok_or(Bad::Malformed)?;
-    let mut ranges = [0..0, 0..0, 0..0];
-    for range in &mut ranges {
-        let n = r.varint().and_then(|n| usize::try_from(n).ok()).ok_or(Bad::Malformed)?;
-        let start = body_len - r.remaining();
-        r.bytes(n).ok_or(Bad::Malformed)?;
-        *range = start..start + n;
-    }
-    if !r.is_empty() {
-        return Err(Bad::Malformed);
-    }
-    if sha2::Sha256::digest(body).as_slice() != digest {
+    let l = layout(bytes).ok_or(Bad::Malformed)?;
+    if sha2::Sha256::digest(l.body).as_slice() != l.digest {
         return Err(Bad::Digest);
     }
-    if format != FORMAT || version != tool {
-        return Err(Bad::Version { format, tool: version });
+    if l.format != FORMAT || l.tool != tool {
+        return Err(Bad::Version {
+            format: l.format,
+            tool: l.tool,
+        });
     }
-    if inner_key != key {
+    if l.key != key {
         return Err(Bad::Key);
     }
-    Ok(ranges)
+    Ok(l.sections)
 }
 
 /// One section of an entry the session verified ([`verify`]); `None` when the bytes are not
 /// an entry (never for bytes `verify` accepted).
 pub fn section(bytes: &[u8], which: Section) -> Option<&[u8]> {
     // The session verified these bytes: only the layout is walked again, not the digest.
-    let body = bytes.get(..bytes.len().checked_sub(32)?)?;
-    let mut r = Reader::new(body);
-    r.bytes(MAGIC.len() + 4)?;
-    String::take(&mut r)?;
-    r.bytes(32)?;
-    let mut found = None;
-    for i in 0..=which as usize {
-        let n = usize::try_from(r.varint()?).ok()?;
-        found = Some(r.bytes(n)?);
-        if i == which as usize {
-            break;
-        }
-    }
-    found
+    let range = layout(bytes)?.sections[which as usize].clone();
+    bytes.get(range)
 }
 
 /// Decodes one section of verified entry bytes.
