@@ -447,6 +447,8 @@ impl Session {
             Err(up_to_date) => return Ok(up_to_date),
         };
         self.check_files()?;
+        // Before anything is computed or signed: `out/` keeps its last good catalog.
+        self.some_skill()?;
         timer.lap("vocabulary");
         if self.state.is_none() {
             self.state = Some(Arc::new(
@@ -456,8 +458,6 @@ impl Session {
         }
         let warnings = self.take_cached(&timer);
         self.run_queries(sink, &timer);
-        // Before anything is signed: `out/` keeps its last good catalog.
-        self.some_skill()?;
         let db: &Db = &self.db;
         let inputs = self.inputs;
         let skills: &[SkillSource] = inputs.skills(db);
