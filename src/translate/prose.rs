@@ -170,7 +170,7 @@ pub(super) fn described(text: &str, vocab: &Vocabulary) -> Option<Described> {
     }
     let objects: Vec<(String, String, bool)> = phrase_objects(phrase, vocab)
         .map(|(w, o)| {
-            let plural = super::name::is_plural_form(w, vocab) || (w == o.name() && w.ends_with('s'));
+            let plural = super::name::written_plural(w, o.name(), vocab);
             (w.clone(), o.name().to_owned(), plural)
         })
         .collect();

@@ -116,13 +116,19 @@ pub(super) fn in_domain(t: &Tok<'_>) -> String {
 
 /// Whether `word` is the plural form of an object whose singular the vocabulary spells
 /// (`labels`, `backups`; not `status`).
-pub(in crate::translate) fn is_plural_form(word: &str, vocab: &Vocabulary) -> bool {
+pub(super) fn is_plural_form(word: &str, vocab: &Vocabulary) -> bool {
     let Some(o) = vocab.object(word) else { return false };
     let singular = word
         .strip_suffix("ies")
         .map(|s| format!("{s}y"))
         .or_else(|| word.strip_suffix('s').map(str::to_owned));
     singular.is_some_and(|s| vocab.object_word(&s).is_some_and(|m| m.name() == o.name()))
+}
+
+/// Whether `word`, a word meaning `object`, is written in the plural: a plural form of a
+/// singular the vocabulary spells (`labels`), or the object's own name ending in `s` (`lists`).
+pub(in crate::translate) fn written_plural(word: &str, object: &str, vocab: &Vocabulary) -> bool {
+    is_plural_form(word, vocab) || word == object && word.ends_with('s')
 }
 
 /// Reading without anything to identify an item lists (`openhue get light` shows the lights).
@@ -188,7 +194,7 @@ pub(super) fn singular_read(sc: &SubCommand, n: &Naming<'_, '_>, object: &str, v
         .rev()
         .find(|t| t.object.is_some_and(|o| o.name() == object))
         .map(|t| t.word.as_str());
-    let singular = word.is_some_and(|w| !(is_plural_form(w, vocab) || w == object && w.ends_with('s')));
+    let singular = word.is_some_and(|w| !written_plural(w, object, vocab));
     singular
         && sc
             .args

@@ -12,8 +12,8 @@ use crate::skill::gaia::ParamType;
 use crate::vocab::{Match, Vocabulary};
 
 mod bare;
-use bare::{in_domain, no_action, read_or_list, set_property, stem_object, topic_guess};
-pub(super) use bare::{is_plural_form, weak};
+use bare::{in_domain, is_plural_form, no_action, read_or_list, set_property, stem_object, topic_guess};
+pub(super) use bare::{weak, written_plural};
 
 /// One word of a sub-command and what it may mean.
 #[derive(Clone, Debug)]
