@@ -9,7 +9,8 @@ use super::*;
 /// commands act on many kinds of things, unlike a service word (`gcal_pro.py` → events) — and
 /// no qualifier that filters a listing (a time, state, scope or property qualifier such as
 /// `unread`, `week`, `inbox` makes listing the plain reading; `crypto`, `bulk` name a variant
-/// of an operation no word names), and no description that named the object.
+/// of an operation no word names). An object the command's description named instead is not
+/// the file name's ([`Naming::check_described`] clears `object_from_stem`).
 pub(super) fn topic_guess(sc: &SubCommand, n: &Naming<'_, '_>, object: &str) -> bool {
     use crate::vocab::QualifierClass::{Property, Scope, State, Time};
     let vocab = n.vocab;
@@ -22,8 +23,7 @@ pub(super) fn topic_guess(sc: &SubCommand, n: &Naming<'_, '_>, object: &str) -> 
             .get(q)
             .is_some_and(|d| matches!(d.class, Some(Time | State | Scope | Property)))
     });
-    let described = n.steps.iter().any(|s| s.meaning.contains("from its description"));
-    n.object_from_stem && topic && !filters && !n.prose && !described
+    n.object_from_stem && topic && !filters && !n.prose
 }
 
 /// A lone property word with an item and a value sets that property (`status <id> <state>`,

@@ -482,6 +482,7 @@ impl<'v> Naming<'_, 'v> {
             self.add_qualifier(q.name(), &t, q);
         }
         self.object = Some((new.clone(), String::new()));
+        self.object_from_stem = false;
     }
 }
 
