@@ -568,10 +568,8 @@ pub(super) fn name_tokens(
     let action = match n.action() {
         Some(a) => {
             // The action read from prose, not from a mode flag's own words (`--list-voices`).
-            let from_prose = n
-                .action_at
-                .is_some_and(|i| !tokens(&sc.words, vocab).contains(&toks[i].word));
-            if n.prose && n.object_from_stem && from_prose {
+            let from_prose = |i: usize| !tokens(&sc.words, vocab).contains(&toks[i].word);
+            if n.prose && n.object_from_stem && n.action_at.is_some_and(from_prose) {
                 n.weak.push(
                     "a command without words: its action read from prose, its object only from the program's file name",
                 );
