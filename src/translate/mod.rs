@@ -287,10 +287,11 @@ fn subcommand_label(subcommands: &[SubCommand], i: usize) -> String {
 /// words) the words of what the skill says about it.
 pub fn translate_one(sc: &SubCommand, ctx: &Context, vocab: &Vocabulary) -> (Outcome, Vec<Step>) {
     let mut steps = Vec::new();
-    // A mode flag that names its own operation (`--check-deps`, `--list-options`) is named by
-    // its words: the prose about the script describes the script's main operation.
-    let mode_acts = mode_only(sc) && name::tokens(&sc.words, vocab).iter().any(|t| vocab.action(t).is_some());
-    let words: Vec<String> = if (sc.words.is_empty() || mode_only(sc)) && !mode_acts {
+    // A command without words or with a mode flag only takes words from prose, unless the flag
+    // names its own operation (`--check-deps`, `--list-options`): the prose about the script
+    // describes the script's main operation.
+    let from_prose = mode_only(sc) && !name::tokens(&sc.words, vocab).iter().any(|t| vocab.action(t).is_some());
+    let words: Vec<String> = if from_prose {
         match prose::words_for(sc, vocab) {
             Some((w, step)) => {
                 steps.push(step);
@@ -319,7 +320,8 @@ pub fn translate_one(sc: &SubCommand, ctx: &Context, vocab: &Vocabulary) -> (Out
     (outcome, steps)
 }
 
-/// A sub-command whose only words are a mode flag (`--check`): named from prose too.
+/// A sub-command without words, or whose only words are a mode flag (`--check`): named from
+/// prose too.
 fn mode_only(sc: &SubCommand) -> bool {
     sc.words.iter().all(|w| w.starts_with("--"))
 }
