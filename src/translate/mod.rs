@@ -10,10 +10,11 @@
 //! (`login` → accounts) and the skill's default object ([`context`]); a default object gives
 //! way to the object the command's own description names ("List all lists"). Without an
 //! action word, free text is sent or created and a bare object is read when an argument
-//! identifies one item, listed otherwise. A command without words (a single-purpose script) takes its words from
-//! what the skill says about it ([`prose`]). A word that means nothing rejects the plan, naming
-//! it: prose never widens the vocabulary. Collisions inside a skill are told apart by a
-//! qualifier when a word distinguishes them, else rejected.
+//! identifies one item, listed otherwise. A command without words (a single-purpose script)
+//! takes its words from what the skill says about it ([`prose`]). A word that means nothing
+//! rejects the plan, naming it: prose never widens the vocabulary. Collisions inside a skill
+//! are told apart by a qualifier when a word distinguishes them (the command's own words
+//! before its description), else rejected.
 
 pub mod context;
 mod name;

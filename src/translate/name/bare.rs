@@ -63,11 +63,12 @@ pub(super) fn set_property(
 /// A name whose evidence is weak is not signed: the plan is rejected with `TR012` and the name
 /// becomes its proposal, for a reviewer to accept (docs/authoring.md, "The review loop"). A
 /// wrong signed name is worse than a proposal. Weak: a command without words whose action is
-/// read from prose and whose object only the program's file name names. (Measured on the
-/// truth set, BENCHMARKS.md: the derivation whose names a reviewer most often does not
-/// accept; broader gates — any action read from the text around a command, `read` turned
-/// into `list`, a default action with the file name's object — cut more wrong names but took
-/// corpus coverage below 70 %.)
+/// read from prose and whose object only the program's file name names; a command without an
+/// action word whose object only a noun of a script's name names, with no qualifier that
+/// filters a listing ([`topic_guess`]). (Measured on the truth set, BENCHMARKS.md: the
+/// derivations whose names a reviewer most often does not accept; broader gates — any action
+/// read from the text around a command, `read` turned into `list`, any default action with
+/// the file name's object — cut more wrong names but took corpus coverage below 70 %.)
 pub(in crate::translate) fn weak(name: ExecutorName, why: &str, steps: Vec<Step>) -> (Outcome, Vec<Step>) {
     (
         Outcome::Rejected {
