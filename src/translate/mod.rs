@@ -10,10 +10,11 @@
 //! (`login` → accounts) and the skill's default object ([`context`]); a default object gives
 //! way to the object the command's own description names ("List all lists"). Without an
 //! action word, free text is sent or created and a bare object is read when an argument
-//! identifies one item, listed otherwise. A command without words (a single-purpose script) takes its words from
-//! what the skill says about it ([`prose`]). A word that means nothing rejects the plan, naming
-//! it: prose never widens the vocabulary. Collisions inside a skill are told apart by a
-//! qualifier when a word distinguishes them, else rejected.
+//! identifies one item, listed otherwise. A command without words (a single-purpose script)
+//! takes its words from what the skill says about it ([`prose`]). A word that means nothing
+//! rejects the plan, naming it: prose never widens the vocabulary. Collisions inside a skill
+//! are told apart by a qualifier when a word distinguishes them (the command's own words
+//! before its description), else rejected.
 
 pub mod context;
 mod name;
@@ -287,10 +288,11 @@ fn subcommand_label(subcommands: &[SubCommand], i: usize) -> String {
 /// words) the words of what the skill says about it.
 pub fn translate_one(sc: &SubCommand, ctx: &Context, vocab: &Vocabulary) -> (Outcome, Vec<Step>) {
     let mut steps = Vec::new();
-    // A mode flag that names its own operation (`--check-deps`, `--list-options`) is named by
-    // its words: the prose about the script describes the script's main operation.
-    let mode_acts = mode_only(sc) && name::tokens(&sc.words, vocab).iter().any(|t| vocab.action(t).is_some());
-    let words: Vec<String> = if (sc.words.is_empty() || mode_only(sc)) && !mode_acts {
+    // A command without words or with a mode flag only takes words from prose, unless the flag
+    // names its own operation (`--check-deps`, `--list-options`): the prose about the script
+    // describes the script's main operation.
+    let from_prose = mode_only(sc) && !name::tokens(&sc.words, vocab).iter().any(|t| vocab.action(t).is_some());
+    let words: Vec<String> = if from_prose {
         match prose::words_for(sc, vocab) {
             Some((w, step)) => {
                 steps.push(step);
@@ -319,7 +321,8 @@ pub fn translate_one(sc: &SubCommand, ctx: &Context, vocab: &Vocabulary) -> (Out
     (outcome, steps)
 }
 
-/// A sub-command whose only words are a mode flag (`--check`): named from prose too.
+/// A sub-command without words, or whose only words are a mode flag (`--check`): named from
+/// prose too.
 fn mode_only(sc: &SubCommand) -> bool {
     sc.words.iter().all(|w| w.starts_with("--"))
 }

@@ -5,7 +5,7 @@
 
 use super::Step;
 use crate::extract::{Program, SubCommand};
-use crate::vocab::Vocabulary;
+use crate::vocab::{Match, Vocabulary};
 
 /// Verbs that introduce a command rather than say what it does ("Use the script to…").
 const LEAD_INS: &[&str] = &[
@@ -107,28 +107,39 @@ fn ends_phrase(w: &str) -> bool {
     )
 }
 
+/// The object words of a noun phrase, in reading order, up to a preposition or the end, with
+/// their objects; generic ones left out.
+fn phrase_objects<'a, 'v>(
+    phrase: &'a [String],
+    vocab: &'v Vocabulary,
+) -> impl Iterator<Item = (&'a String, Match<'v>)> {
+    phrase.iter().take_while(|w| !ends_phrase(w)).filter_map(|w| {
+        let o = vocab.object(w)?;
+        (!GENERIC.contains(&o.name())).then_some((w, o))
+    })
+}
+
 /// The object a verb's noun phrase names: its last object word before a preposition or the
 /// end ("all standard market report visuals" → visuals), generic ones left out.
 fn phrase_object(after: &[String], vocab: &Vocabulary) -> Option<String> {
-    after
-        .iter()
-        .take_while(|w| !ends_phrase(w))
-        .filter(|w| vocab.object(w).is_some_and(|o| !GENERIC.contains(&o.name())))
-        .last()
-        .cloned()
+    phrase_objects(after, vocab).last().map(|(w, _)| w.clone())
 }
 
-/// What a command's own description says: the action its leading verb means, and the objects
-/// of its first noun phrase in reading order, each as (word, canonical object, written in the
-/// plural). The phrase is the description up to its first aside (`(`, `:`, `;`, `,`, a dash,
-/// a full stop) and then up to a preposition ("All issues for a team" → issues; "List all
-/// lists" → list, lists). `None` for a phrase of alternatives ("Update tags/title/collection"
-/// names the fields a command changes, not its items) or without an object.
+/// What a command's own description says ([`described`]).
 pub(super) struct Described {
+    /// The action its leading verb means.
     pub(super) verb: Option<String>,
+    /// The objects of its first noun phrase in reading order: (word, canonical object,
+    /// written in the plural).
     pub(super) objects: Vec<(String, String, bool)>,
 }
 
+/// What a command's own description says: the action its leading verb means, and the objects
+/// of its first noun phrase. The phrase is the description up to its first aside (`(`, `:`,
+/// `;`, `,`, a dash, a full stop) and then up to a preposition ("All issues for a team" →
+/// issues; "List all lists" → list, lists). `None` for a phrase of alternatives ("Update
+/// tags/title/collection" names the fields a command changes, not its items) or without an
+/// object.
 pub(super) fn described(text: &str, vocab: &Vocabulary) -> Option<Described> {
     let part = text
         .split(['(', ':', ';', ',', '—', '–', '.'])
@@ -157,13 +168,10 @@ pub(super) fn described(text: &str, vocab: &Vocabulary) -> Option<Described> {
     if verb.is_none() && !phrase[..lead].iter().all(modifier) {
         return None;
     }
-    let objects: Vec<(String, String, bool)> = phrase
-        .iter()
-        .take_while(|w| !ends_phrase(w))
-        .filter_map(|w| {
-            let o = vocab.object(w)?;
-            let plural = super::name::is_plural_form(w, vocab) || (w == o.name() && w.ends_with('s'));
-            (!GENERIC.contains(&o.name())).then(|| (w.clone(), o.name().to_owned(), plural))
+    let objects: Vec<(String, String, bool)> = phrase_objects(phrase, vocab)
+        .map(|(w, o)| {
+            let plural = super::name::written_plural(w, o.name(), vocab);
+            (w.clone(), o.name().to_owned(), plural)
         })
         .collect();
     (!objects.is_empty()).then_some(Described { verb, objects })

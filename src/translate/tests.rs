@@ -31,13 +31,18 @@ fn info(name: &str) -> SkillInfo<'_> {
     }
 }
 
-fn name(words: &str) -> String {
-    let v = vocab();
-    let ctx = skill_context(&info("p"), &v);
-    match translate_one(&sc(words), &ctx, &v).0 {
+/// A translated name, or a rejection's code and reason.
+fn shown(outcome: Outcome) -> String {
+    match outcome {
         Outcome::Translated(n) => n.full(),
         Outcome::Rejected { rule, reason, .. } => format!("{}: {reason}", rule.code),
     }
+}
+
+fn name(words: &str) -> String {
+    let v = vocab();
+    let ctx = skill_context(&info("p"), &v);
+    shown(translate_one(&sc(words), &ctx, &v).0)
 }
 
 #[test]
@@ -114,10 +119,7 @@ fn described(words: &str, description: &str, skill: SkillInfo<'_>) -> String {
         }],
         ..sc(words)
     };
-    match translate_one(&one, &ctx, &v).0 {
-        Outcome::Translated(n) => n.full(),
-        Outcome::Rejected { rule, reason, .. } => format!("{}: {reason}", rule.code),
-    }
+    shown(translate_one(&one, &ctx, &v).0)
 }
 
 #[test]

@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """Naming misses of the truth set's tuning part, with their evidence (issue 12).
 
-Usage: python3 tests/data/truth_misses.py [--skillc BIN] [--corpus DIR] [--held-out-figures]
+Usage: python3 tests/data/truth_misses.py [--skillc BIN] [--corpus DIR] [--dump FILE]
 
 Runs `skillc plan --format json --explain` over the truth skills that are NOT in the held-out
 part (the same hash as tests/it/truth.rs: the first SHA-256 byte of the path below 0x36, the
 skills the issue names excepted) and prints each wrong name and each naming miss (a real
 sub-command found but not translated, with a right name in the truth set) with the steps that
-derived it, so that errors can be grouped by cause. The held-out part is never printed case by
-case: `--held-out-figures` prints only its aggregate named-right / wrong counts, as the test
-does. Scoring mirrors tests/it/truth.rs (`matches`): program, words or an alias, mode.
+derived it, so that errors can be grouped by cause. The held-out part is never run here: its
+aggregate figures are the truth test's `held-out part` line (`cargo test --test it truth --
+--nocapture`). Scoring mirrors tests/it/truth.rs (`matches`): program, words or an alias, mode.
 """
 
 import argparse
@@ -57,12 +57,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--skillc", default=os.path.join(REPO, "target/debug/skillc"))
     ap.add_argument("--corpus", default=os.environ.get("SKILLC_CORPUS", os.path.join(REPO, "..", "shared", "corpus")))
-    ap.add_argument("--held-out-figures", action="store_true")
     ap.add_argument("--dump", help="write the tuning part's matched plans with their verdicts (JSON lines)")
     opts = ap.parse_args()
     with open(os.path.join(HERE, "extraction_truth.toml"), "rb") as f:
         truth = tomllib.load(f)["skill"]
-    part = [s for s in truth if held_out(s["path"]) == opts.held_out_figures]
+    part = [s for s in truth if not held_out(s["path"])]
     work = tempfile.mkdtemp()
     try:
         at = {}
@@ -82,7 +81,7 @@ def main():
         shutil.rmtree(work)
     by_path = {os.path.realpath(s["path"]): s for s in report["skills"]}
     real = translated = right = 0
-    dump = open(opts.dump, "w") if opts.dump and not opts.held_out_figures else None
+    dump = open(opts.dump, "w") if opts.dump else None
     for s in part:
         plans = by_path.get(os.path.realpath(at[s["path"]]), {}).get("plans", [])
         for c in s.get("command", []):
@@ -98,7 +97,7 @@ def main():
                 right += name in c["names"]
             if dump:
                 dump.write(json.dumps({"skill": s["path"], "want": c["names"], "right": name in c["names"], "plan": hit}) + "\n")
-            if opts.held_out_figures or name in c["names"]:
+            if name in c["names"]:
                 continue
             kind = "WRONG" if name else "UNNAMED"
             what = name or f"{hit.get('code')}: {hit.get('reason')}"
@@ -112,9 +111,8 @@ def main():
                 print(f'    heading "{sec}"')
             for st in hit.get("explain") or []:
                 print(f'      {st["word"]!r}: {st["meaning"]}')
-    label = "held-out part" if opts.held_out_figures else "tuning part"
     pct = lambda a, b: 100.0 * a / b if b else 100.0
-    print(f"{label}: named right {pct(right, real):.1f}% ({right}/{real}), wrong {pct(translated - right, translated):.1f}% ({translated - right}/{translated})")
+    print(f"tuning part: named right {pct(right, real):.1f}% ({right}/{real}), wrong {pct(translated - right, translated):.1f}% ({translated - right}/{translated})")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ use super::*;
 /// commands act on many kinds of things, unlike a service word (`gcal_pro.py` → events) — and
 /// no qualifier that filters a listing (a time, state, scope or property qualifier such as
 /// `unread`, `week`, `inbox` makes listing the plain reading; `crypto`, `bulk` name a variant
-/// of an operation no word names), and no description that named the object.
+/// of an operation no word names). An object the command's description named instead is not
+/// the file name's ([`Naming::check_described`] clears `object_from_stem`).
 pub(super) fn topic_guess(sc: &SubCommand, n: &Naming<'_, '_>, object: &str) -> bool {
     use crate::vocab::QualifierClass::{Property, Scope, State, Time};
     let vocab = n.vocab;
@@ -22,8 +23,7 @@ pub(super) fn topic_guess(sc: &SubCommand, n: &Naming<'_, '_>, object: &str) -> 
             .get(q)
             .is_some_and(|d| matches!(d.class, Some(Time | State | Scope | Property)))
     });
-    let described = n.steps.iter().any(|s| s.meaning.contains("from its description"));
-    n.object_from_stem && topic && !filters && !n.prose && !described
+    n.object_from_stem && topic && !filters && !n.prose
 }
 
 /// A lone property word with an item and a value sets that property (`status <id> <state>`,
@@ -63,11 +63,12 @@ pub(super) fn set_property(
 /// A name whose evidence is weak is not signed: the plan is rejected with `TR012` and the name
 /// becomes its proposal, for a reviewer to accept (docs/authoring.md, "The review loop"). A
 /// wrong signed name is worse than a proposal. Weak: a command without words whose action is
-/// read from prose and whose object only the program's file name names. (Measured on the
-/// truth set, BENCHMARKS.md: the derivation whose names a reviewer most often does not
-/// accept; broader gates — any action read from the text around a command, `read` turned
-/// into `list`, a default action with the file name's object — cut more wrong names but took
-/// corpus coverage below 70 %.)
+/// read from prose and whose object only the program's file name names; a command without an
+/// action word whose object only a noun of a script's name names, with no qualifier that
+/// filters a listing ([`topic_guess`]). (Measured on the truth set, BENCHMARKS.md: the
+/// derivations whose names a reviewer most often does not accept; broader gates — any action
+/// read from the text around a command, `read` turned into `list`, any default action with
+/// the file name's object — cut more wrong names but took corpus coverage below 70 %.)
 pub(in crate::translate) fn weak(name: ExecutorName, why: &str, steps: Vec<Step>) -> (Outcome, Vec<Step>) {
     (
         Outcome::Rejected {
@@ -116,13 +117,19 @@ pub(super) fn in_domain(t: &Tok<'_>) -> String {
 
 /// Whether `word` is the plural form of an object whose singular the vocabulary spells
 /// (`labels`, `backups`; not `status`).
-pub(in crate::translate) fn is_plural_form(word: &str, vocab: &Vocabulary) -> bool {
+pub(super) fn is_plural_form(word: &str, vocab: &Vocabulary) -> bool {
     let Some(o) = vocab.object(word) else { return false };
     let singular = word
         .strip_suffix("ies")
         .map(|s| format!("{s}y"))
         .or_else(|| word.strip_suffix('s').map(str::to_owned));
     singular.is_some_and(|s| vocab.object_word(&s).is_some_and(|m| m.name() == o.name()))
+}
+
+/// Whether `word`, a word meaning `object`, is written in the plural: a plural form of a
+/// singular the vocabulary spells (`labels`), or the object's own name ending in `s` (`lists`).
+pub(in crate::translate) fn written_plural(word: &str, object: &str, vocab: &Vocabulary) -> bool {
+    is_plural_form(word, vocab) || word == object && word.ends_with('s')
 }
 
 /// Reading without anything to identify an item lists (`openhue get light` shows the lights).
@@ -188,7 +195,7 @@ pub(super) fn singular_read(sc: &SubCommand, n: &Naming<'_, '_>, object: &str, v
         .rev()
         .find(|t| t.object.is_some_and(|o| o.name() == object))
         .map(|t| t.word.as_str());
-    let singular = word.is_some_and(|w| !(is_plural_form(w, vocab) || w == object && w.ends_with('s')));
+    let singular = word.is_some_and(|w| !written_plural(w, object, vocab));
     singular
         && sc
             .args

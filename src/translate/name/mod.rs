@@ -12,8 +12,8 @@ use crate::skill::gaia::ParamType;
 use crate::vocab::{Match, Vocabulary};
 
 mod bare;
-use bare::{in_domain, no_action, read_or_list, set_property, stem_object, topic_guess};
-pub(super) use bare::{is_plural_form, weak};
+use bare::{in_domain, is_plural_form, no_action, read_or_list, set_property, stem_object, topic_guess};
+pub(super) use bare::{weak, written_plural};
 
 /// One word of a sub-command and what it may mean.
 #[derive(Clone, Debug)]
@@ -482,6 +482,7 @@ impl<'v> Naming<'_, 'v> {
             self.add_qualifier(q.name(), &t, q);
         }
         self.object = Some((new.clone(), String::new()));
+        self.object_from_stem = false;
     }
 }
 
@@ -567,10 +568,8 @@ pub(super) fn name_tokens(
     let action = match n.action() {
         Some(a) => {
             // The action read from prose, not from a mode flag's own words (`--list-voices`).
-            let from_prose = n
-                .action_at
-                .is_some_and(|i| !tokens(&sc.words, vocab).contains(&toks[i].word));
-            if n.prose && n.object_from_stem && from_prose {
+            let from_prose = |i: usize| !tokens(&sc.words, vocab).contains(&toks[i].word);
+            if n.prose && n.object_from_stem && n.action_at.is_some_and(from_prose) {
                 n.weak.push(
                     "a command without words: its action read from prose, its object only from the program's file name",
                 );
