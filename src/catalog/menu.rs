@@ -131,8 +131,8 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> CatalogError + '_ {
     }
 }
 
-/// Reads a regular file (never through a symbolic link).
-fn read_regular(path: &Path) -> Result<Vec<u8>, CatalogError> {
+/// Opens a regular file (never through a symbolic link).
+fn open_regular(path: &Path) -> Result<std::fs::File, CatalogError> {
     let meta = std::fs::symlink_metadata(path).map_err(io(path))?;
     if !meta.is_file() {
         return Err(CatalogError::Io {
@@ -140,7 +140,16 @@ fn read_regular(path: &Path) -> Result<Vec<u8>, CatalogError> {
             message: "not a regular file".into(),
         });
     }
-    std::fs::read(path).map_err(io(path))
+    std::fs::File::open(path).map_err(io(path))
+}
+
+/// Reads a regular file (never through a symbolic link).
+fn read_regular(path: &Path) -> Result<Vec<u8>, CatalogError> {
+    use std::io::Read as _;
+    let mut f = open_regular(path)?;
+    let mut b = Vec::new();
+    f.read_to_end(&mut b).map_err(io(path))?;
+    Ok(b)
 }
 
 /// The dense half of turns: the catalog's embedder, reached when a turn is first embedded
@@ -322,14 +331,7 @@ const STREAM_PIECE: usize = 128 * 1024;
 /// held, so a 5 MB `catalog.toml` costs its hash and no 5 MB buffer.
 fn prehash_regular(path: &Path) -> Result<[u8; sign::PREHASH_LEN], CatalogError> {
     use std::io::Read as _;
-    let meta = std::fs::symlink_metadata(path).map_err(io(path))?;
-    if !meta.is_file() {
-        return Err(CatalogError::Io {
-            path: path.display().to_string(),
-            message: "not a regular file".into(),
-        });
-    }
-    let mut f = std::fs::File::open(path).map_err(io(path))?;
+    let mut f = open_regular(path)?;
     let mut h = sign::Prehash::new();
     let mut buf = vec![0u8; STREAM_PIECE];
     loop {
