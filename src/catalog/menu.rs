@@ -378,23 +378,16 @@ impl MenuCatalog {
                 return Err(refused(dir, v.failures));
             }
         }
-        // `catalog.toml` is hashed on a second thread while this one reads, verifies and loads
-        // the index: the two are independent, and on a machine with two cores the wall time is
-        // the longer of them rather than their sum. Nothing loaded is used unless everything
+        // `catalog.toml` is hashed on a second thread (of the rayon pool the CLI runs in) while
+        // this one reads, verifies and loads the index: the two are independent, and on a
+        // machine with two cores the wall time is the longer of them rather than their sum
+        // (with `--jobs 1`, one after the other). Nothing loaded is used unless everything
         // below verifies.
         let catalog_path = dir.join(emit::CATALOG);
-        let (signed, catalog_hash) = std::thread::scope(|s| {
-            let hashing = std::thread::Builder::new()
-                .name("catalog-hash".into())
-                .spawn_scoped(s, || prehash_regular(&catalog_path));
-            let signed = signed_index(dir, &key).map(|(bytes, version, expires)| (load(dir, bytes), version, expires));
-            let hash = match hashing {
-                Ok(h) => h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                // No thread to be had: hashed here, after the index.
-                Err(_) => prehash_regular(&catalog_path),
-            };
-            (signed, hash)
-        });
+        let (signed, catalog_hash) = rayon::join(
+            || signed_index(dir, &key).map(|(bytes, version, expires)| (load(dir, bytes), version, expires)),
+            || prehash_regular(&catalog_path),
+        );
         let (menu, version, expires) = signed?;
         let mut failures = Vec::new();
         // The catalog's signature is checked for its trusted part (which needs not read the
