@@ -131,8 +131,8 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> CatalogError + '_ {
     }
 }
 
-/// Reads a regular file (never through a symbolic link).
-fn read_regular(path: &Path) -> Result<Vec<u8>, CatalogError> {
+/// Opens a regular file (never through a symbolic link).
+fn open_regular(path: &Path) -> Result<std::fs::File, CatalogError> {
     let meta = std::fs::symlink_metadata(path).map_err(io(path))?;
     if !meta.is_file() {
         return Err(CatalogError::Io {
@@ -140,7 +140,16 @@ fn read_regular(path: &Path) -> Result<Vec<u8>, CatalogError> {
             message: "not a regular file".into(),
         });
     }
-    std::fs::read(path).map_err(io(path))
+    std::fs::File::open(path).map_err(io(path))
+}
+
+/// Reads a regular file (never through a symbolic link).
+fn read_regular(path: &Path) -> Result<Vec<u8>, CatalogError> {
+    use std::io::Read as _;
+    let mut f = open_regular(path)?;
+    let mut b = Vec::new();
+    f.read_to_end(&mut b).map_err(io(path))?;
+    Ok(b)
 }
 
 /// The dense half of turns: the catalog's embedder, reached when a turn is first embedded
@@ -322,14 +331,7 @@ const STREAM_PIECE: usize = 128 * 1024;
 /// held, so a 5 MB `catalog.toml` costs its hash and no 5 MB buffer.
 fn prehash_regular(path: &Path) -> Result<[u8; sign::PREHASH_LEN], CatalogError> {
     use std::io::Read as _;
-    let meta = std::fs::symlink_metadata(path).map_err(io(path))?;
-    if !meta.is_file() {
-        return Err(CatalogError::Io {
-            path: path.display().to_string(),
-            message: "not a regular file".into(),
-        });
-    }
-    let mut f = std::fs::File::open(path).map_err(io(path))?;
+    let mut f = open_regular(path)?;
     let mut h = sign::Prehash::new();
     let mut buf = vec![0u8; STREAM_PIECE];
     loop {
@@ -376,23 +378,16 @@ impl MenuCatalog {
                 return Err(refused(dir, v.failures));
             }
         }
-        // `catalog.toml` is hashed on a second thread while this one reads, verifies and loads
-        // the index: the two are independent, and on a machine with two cores the wall time is
-        // the longer of them rather than their sum. Nothing loaded is used unless everything
+        // `catalog.toml` is hashed on a second thread (of the rayon pool the CLI runs in) while
+        // this one reads, verifies and loads the index: the two are independent, and on a
+        // machine with two cores the wall time is the longer of them rather than their sum
+        // (with `--jobs 1`, one after the other). Nothing loaded is used unless everything
         // below verifies.
         let catalog_path = dir.join(emit::CATALOG);
-        let (signed, catalog_hash) = std::thread::scope(|s| {
-            let hashing = std::thread::Builder::new()
-                .name("catalog-hash".into())
-                .spawn_scoped(s, || prehash_regular(&catalog_path));
-            let signed = signed_index(dir, &key).map(|(bytes, version, expires)| (load(dir, bytes), version, expires));
-            let hash = match hashing {
-                Ok(h) => h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                // No thread to be had: hashed here, after the index.
-                Err(_) => prehash_regular(&catalog_path),
-            };
-            (signed, hash)
-        });
+        let (signed, catalog_hash) = rayon::join(
+            || signed_index(dir, &key).map(|(bytes, version, expires)| (load(dir, bytes), version, expires)),
+            || prehash_regular(&catalog_path),
+        );
         let (menu, version, expires) = signed?;
         let mut failures = Vec::new();
         // The catalog's signature is checked for its trusted part (which needs not read the

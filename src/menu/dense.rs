@@ -227,31 +227,26 @@ impl Vectors {
     }
 
     /// The cosines of skill `i`'s vectors with a unit vector `q`, with their parts (none for
-    /// a skill without vectors, or a `q` of another length). For tests and a future `--explain`
-    /// of the dense part.
+    /// a skill without vectors, or a `q` of another length). Allocates nothing.
+    fn part_cosines_of<'a>(&'a self, i: usize, q: &'a [f32]) -> impl Iterator<Item = (DensePart, f32)> + 'a {
+        let range = match (self.first.get(i), self.first.get(i + 1)) {
+            (Some(&a), Some(&b)) if q.len() == self.dims => a as usize..b as usize,
+            _ => 0..0,
+        };
+        range.map(move |k| (self.parts[k], self.cosine_of(k, q)))
+    }
+
+    /// [`Self::part_cosines_of`], collected. For tests and a future `--explain` of the dense
+    /// part.
     #[cfg(test)]
     pub fn part_cosines(&self, i: usize, q: &[f32]) -> Vec<(DensePart, f32)> {
-        let (Some(&a), Some(&b)) = (self.first.get(i), self.first.get(i + 1)) else {
-            return Vec::new();
-        };
-        if q.len() != self.dims {
-            return Vec::new();
-        }
-        (a as usize..b as usize)
-            .map(|k| (self.parts[k], self.cosine_of(k, q)))
-            .collect()
+        self.part_cosines_of(i, q).collect()
     }
 
     /// The dense score of skill `i` for a unit vector `q`: [`combine`] of its part cosines
     /// (0 for a skill without vectors). Allocates nothing: it runs for every skill each turn.
     pub fn cosine(&self, i: usize, q: &[f32]) -> f32 {
-        let (Some(&a), Some(&b)) = (self.first.get(i), self.first.get(i + 1)) else {
-            return 0.0;
-        };
-        if q.len() != self.dims {
-            return 0.0;
-        }
-        combine((a as usize..b as usize).map(|k| (self.parts[k], self.cosine_of(k, q))))
+        combine(self.part_cosines_of(i, q))
     }
 }
 
@@ -259,11 +254,7 @@ impl Vectors {
 /// the largest cosine over its parts — with one vector per skill (`doc::EMBEDDED`, the whole
 /// document), that vector's cosine, as `fuse/2` defines it. 0 for a skill without vectors.
 pub fn combine(cosines: impl IntoIterator<Item = (DensePart, f32)>) -> f32 {
-    cosines
-        .into_iter()
-        .map(|c| c.1)
-        .fold(None, |m: Option<f32>, c| Some(m.map_or(c, |m| m.max(c))))
-        .unwrap_or(0.0)
+    cosines.into_iter().map(|c| c.1).reduce(f32::max).unwrap_or(0.0)
 }
 
 #[cfg(test)]

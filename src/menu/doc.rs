@@ -154,11 +154,13 @@ impl IndexDoc {
         lines.join("\n")
     }
 
-    /// The texts a dense embedder embeds for this document, one vector each, in order: the
+    /// The texts a dense embedder embeds for this document, one vector each, of the kinds in
+    /// `kinds` ([`DensePart::ALL`] for every kind), in tag order whatever `kinds`' order: the
     /// whole [`Self::dense_text`], the head (title, description, triggers, tags), then the
     /// when-to-use text, examples, headings, executors and opening, each cut into at most
-    /// [`CHUNKS`] chunks of [`CHUNK_WORDS`] words. Empty parts are left out.
-    pub fn dense_parts(&self) -> Vec<(DensePart, String)> {
+    /// [`CHUNKS`] chunks of [`CHUNK_WORDS`] words. Empty parts are left out; a kind not asked
+    /// for is not made.
+    pub fn dense_parts(&self, kinds: &[DensePart]) -> Vec<(DensePart, String)> {
         let text = |want: Part| {
             self.parts
                 .iter()
@@ -167,31 +169,34 @@ impl IndexDoc {
                 .collect::<Vec<_>>()
                 .join("\n")
         };
-        let mut out = vec![(DensePart::Whole, self.dense_text())];
-        let head: Vec<String> = [Part::Title, Part::Description, Part::Triggers, Part::Tags]
-            .into_iter()
-            .map(text)
-            .filter(|t| !t.is_empty())
-            .collect();
-        out.push((DensePart::Head, head.join("\n")));
-        for (kind, part) in [
-            (DensePart::When, Part::When),
-            (DensePart::Examples, Part::Examples),
-            (DensePart::Headings, Part::Headings),
-            (DensePart::Executors, Part::Executors),
-            (DensePart::Opening, Part::Opening),
-        ] {
-            out.extend(chunks(&text(part)).into_iter().map(|c| (kind, c)));
+        let mut out = Vec::new();
+        for kind in DensePart::ALL.into_iter().filter(|k| kinds.contains(k)) {
+            let chunked = |part: Part| chunks(&text(part)).into_iter().map(move |c| (kind, c));
+            match kind {
+                DensePart::Whole => out.push((kind, self.dense_text())),
+                DensePart::Head => {
+                    let head: Vec<String> = [Part::Title, Part::Description, Part::Triggers, Part::Tags]
+                        .into_iter()
+                        .map(text)
+                        .filter(|t| !t.is_empty())
+                        .collect();
+                    out.push((kind, head.join("\n")));
+                }
+                DensePart::When => out.extend(chunked(Part::When)),
+                DensePart::Examples => out.extend(chunked(Part::Examples)),
+                DensePart::Headings => out.extend(chunked(Part::Headings)),
+                DensePart::Executors => out.extend(chunked(Part::Executors)),
+                DensePart::Opening => out.extend(chunked(Part::Opening)),
+            }
         }
         out.retain(|(_, t)| !t.trim().is_empty());
         out
     }
 
-    /// The dense texts the build embeds: [`Self::dense_parts`] of the kinds in [`EMBEDDED`].
+    /// The dense texts the build embeds: [`Self::dense_parts`] of the kinds in [`EMBEDDED`]
+    /// (only those are made: this runs for every skill of every build).
     pub fn embedded_parts(&self) -> Vec<(DensePart, String)> {
-        let mut out = self.dense_parts();
-        out.retain(|(p, _)| EMBEDDED.contains(p));
-        out
+        self.dense_parts(EMBEDDED)
     }
 }
 
@@ -236,10 +241,11 @@ impl DensePart {
 
 /// The dense parts the build embeds and `menu.vec` stores. Only the whole document today:
 /// scores are exactly those of recipe `fuse/2` (one vector per skill). The other parts
-/// (multi-vector documents, issue 19 lever (a)) are built by [`IndexDoc::dense_parts`] but
-/// not embedded until `benches/menu_fusion.rs` has measured them: to measure, put every kind
-/// here ([`DensePart::ALL`]), build the corpus catalog, run the bench (BENCHMARKS.md, "Menu
-/// with the local model"), and ship the best scoring rule with a new [`super::dense::FUSION`].
+/// (multi-vector documents, issue 19 lever (a)) are neither made ([`IndexDoc::dense_parts`]
+/// makes only the kinds asked for) nor embedded until `benches/menu_fusion.rs` has measured
+/// them: to measure, put every kind here ([`DensePart::ALL`]), build the corpus catalog, run
+/// the bench (BENCHMARKS.md, "Menu with the local model"), and ship the best scoring rule with
+/// a new [`super::dense::FUSION`].
 pub const EMBEDDED: &[DensePart] = &[DensePart::Whole];
 
 /// Most words in one dense text of a part other than [`DensePart::Whole`] and
@@ -499,21 +505,14 @@ mod tests {
         assert!(part(Part::Executors).contains("crea documenti"));
         assert!(!doc.dense_text().contains("rm -rf"));
         assert!(part(Part::Opening).starts_with("This skill fills"));
-        let dense = doc.dense_parts();
+        let dense = doc.dense_parts(&DensePart::ALL);
         let kinds: Vec<DensePart> = dense.iter().map(|d| d.0).collect();
-        assert_eq!(
-            kinds,
-            [
-                DensePart::Whole,
-                DensePart::Head,
-                DensePart::When,
-                DensePart::Examples,
-                DensePart::Headings,
-                DensePart::Executors,
-                DensePart::Opening
-            ]
-        );
+        // The fixture has every kind of part: one text of each, in tag order.
+        assert_eq!(kinds, DensePart::ALL);
         assert_eq!(dense[0].1, doc.dense_text());
+        // The build's texts are those of the kinds it embeds, made alone.
+        let embedded: Vec<_> = dense.iter().filter(|d| EMBEDDED.contains(&d.0)).cloned().collect();
+        assert_eq!(doc.embedded_parts(), embedded);
         assert_eq!(dense[1].1, "pdf tools\nFill and merge PDF forms.\npdf");
         assert!(dense.iter().all(|d| !d.1.contains("rm -rf")));
     }
