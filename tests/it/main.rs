@@ -27,6 +27,7 @@ mod fuzz;
 mod import;
 mod import_hostile;
 mod incremental;
+mod incremental_prop;
 mod layers;
 #[cfg(feature = "local-model")]
 mod local_model;
