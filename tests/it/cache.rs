@@ -2,6 +2,31 @@
 //! tests of acceptance 3): a fresh process takes unchanged skills from `.skillc/cache/`,
 //! recomputes only what an input change reaches, refuses bad entries, and writes the `out/`
 //! of a clean build every time. Counted (cache hits, salsa executions), never timed.
+//!
+//! The inputs that matter, and the test of each (a change must be a miss for exactly the
+//! skills whose cached results read it, and `out/` must be a clean build's):
+//!
+//! | input | in the key | test |
+//! | --- | --- | --- |
+//! | a SKILL.md | the skill's fingerprint | `a_fresh_build_after_one_edit_computes_only_that_skill` |
+//! | a support file | the skill's fingerprint | `every_input_that_matters_is_a_miss` |
+//! | the folder's name and path | the skill's fingerprint | `every_input_that_matters_is_a_miss` |
+//! | a skill added, removed | its own key; the others' keys unchanged | `a_skill_added_or_removed_is_a_miss_for_itself_only` |
+//! | the vocabulary | the context | `every_input_that_matters_is_a_miss` |
+//! | `translations.toml` | the context | `every_input_that_matters_is_a_miss` |
+//! | `[limits]` | the context | `every_input_that_matters_is_a_miss` |
+//! | `[scan] fail_on` | the context | `every_input_that_matters_is_a_miss` |
+//! | `--skip` / `[admission] skip` | the context | `every_input_that_matters_is_a_miss` |
+//! | `skillc.lock` (`imported_from`) | the context | `every_input_that_matters_is_a_miss` |
+//! | the tool version | the context and the entry's header | `every_input_that_matters_is_a_miss` |
+//! | the validation mode | the context | unit test only (`build::cache::tests`): every build validates in the default mode |
+//! | the cache `FORMAT` | the context and the header | unit test only: a constant |
+//! | the signing key, `SOURCE_DATE_EPOCH`, `expires_days` | no: nothing cached reads them | `inputs_nothing_cached_reads_are_hits` |
+//! | `[admission]` thresholds | no: admission is not cached; the menu part is checked against the admitted executors | `inputs_nothing_cached_reads_are_hits` |
+//! | `[menu]` | no: applied when the index is rendered | `inputs_nothing_cached_reads_are_hits` |
+//!
+//! Random sequences of these edits, in a long session and in fresh processes, are the
+//! property test of `incremental_prop`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -214,13 +239,18 @@ fn every_input_that_matters_is_a_miss() {
 
     // Each setting: every skill is a miss, and out/ is that setting's clean build.
     type Edit = fn(&mut BuildOptions);
-    let settings: [(&str, Edit); 4] = [
+    let settings: [(&str, Edit); 5] = [
         ("translations.toml", |o| {
             o.translations = "# reviewed names\nversion = 1\n".into();
         }),
         ("limits", |o| o.limits.files_per_skill = 400),
         ("[scan] fail_on", |o| o.fail_on = skillc::FindingSeverity::Critical),
         ("--skip", |o| o.skip = vec![skillc::Level::L6]),
+        // `skillc.lock`: the executors' `imported_from` (conservative: every skill misses).
+        ("imported_from", |o| {
+            o.imported_from
+                .insert("beta".into(), "https://example.org/beta.git".into());
+        }),
     ];
     for (what, change) in settings {
         let opts = |p: &Path| {
@@ -252,6 +282,97 @@ fn every_input_that_matters_is_a_miss() {
         "tool version"
     );
     assert_eq!(tree(&d.join("out")), clean(d), "tool version");
+}
+
+/// A skill added is a miss for itself only, and a skill removed is none for the others: the
+/// other skills' keys do not depend on which skills there are. `out/` is a clean build's.
+#[test]
+fn a_skill_added_or_removed_is_a_miss_for_itself_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    project(d);
+    build(d);
+    let e = d.join("skills/echo");
+    std::fs::create_dir_all(&e).expect("mkdir");
+    std::fs::write(
+        e.join("SKILL.md"),
+        "---\nname: echo\ndescription: Echo translates letters between languages.\n---\n\n# echo\n\n```bash\npython3 tool.py letters translate\n```\n",
+    )
+    .expect("write");
+    let b = build(d);
+    let c = b.outcome.checked;
+    assert_eq!(
+        (c.cache_hits, c.cache_misses, c.cache_written),
+        (4, 1, 1),
+        "added: {c:?}"
+    );
+    assert_eq!(b.ran("check_skill"), 1, "{:?}", b.executed);
+    assert_eq!(tree(&d.join("out")), clean(d), "a skill added");
+    assert_eq!(entries(d).len(), 5);
+
+    std::fs::remove_dir_all(d.join("skills/beta")).expect("rm");
+    let b = build(d);
+    let c = b.outcome.checked;
+    assert_eq!(
+        (c.cache_hits, c.cache_misses, c.cache_written),
+        (4, 0, 0),
+        "removed: {c:?}"
+    );
+    assert_eq!(b.ran("check_skill"), 0, "{:?}", b.executed);
+    assert_eq!(tree(&d.join("out")), clean(d), "a skill removed");
+    assert_eq!(entries(d).len(), 4, "the removed skill's entry is pruned");
+}
+
+/// The inputs no cached result reads — the signing key, `SOURCE_DATE_EPOCH`, the catalog's
+/// lifetime, the `[admission]` thresholds (admission is catalog-wide and never cached) and
+/// `[menu]` (applied when the index is rendered) — change `out/` but are not in the key:
+/// every skill is a hit, and `out/` is still that setting's clean build. Fails if one of them
+/// is added to the key (misses) or if a cached result reads one (a stale `out/`).
+#[test]
+fn inputs_nothing_cached_reads_are_hits() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    project(d);
+    let baseline = build(d);
+    assert_eq!(baseline.outcome.checked.cache_written, SKILLS.len());
+    let before = tree(&d.join("out"));
+    type Edit = fn(&mut BuildOptions);
+    let settings: [(&str, Edit); 6] = [
+        ("the signing key", |o| {
+            o.key = skillc::SecretKey::from_seed([9; 32], *b"otherKEY")
+        }),
+        ("SOURCE_DATE_EPOCH", |o| o.sde = Some(1_800_000_001)),
+        ("expires_days", |o| o.expires_days = 30),
+        // Low enough that L3 rejects executors it let in before: the menu entries cached
+        // with the old executors must not be taken.
+        ("[admission] affinity_threshold", |o| {
+            o.admission.affinity_threshold = 0.01
+        }),
+        ("[menu] gate_triggerless", |o| o.menu.gate_triggerless = true),
+        ("[menu] size", |o| o.menu.size = 5),
+    ];
+    for (what, change) in settings {
+        let opts = |p: &Path| {
+            let mut o = crate::common::build_options(p);
+            change(&mut o);
+            o
+        };
+        let b = build_with(opts(d), BUILT_IN_VOCABULARY, None);
+        let c = b.outcome.checked;
+        assert_eq!((c.cache_hits, c.cache_misses), (SKILLS.len(), 0), "{what}: {c:?}");
+        // The menu entry of a skill whose admitted executors changed is made again (it
+        // reads the skill's analysis); nothing else of a skill is.
+        for stage in STAGES.iter().filter(|s| **s != "analyze_skill") {
+            assert_eq!(b.ran(stage), 0, "{what}: {stage} ran: {:?}", b.executed);
+        }
+        let now = tree(&d.join("out"));
+        assert_ne!(now, before, "{what} changes out/ (else this test tests nothing)");
+        assert_eq!(now, clean_out(d, opts, BUILT_IN_VOCABULARY), "{what}");
+        // Back to the baseline: still every skill from the cache.
+        let back = build(d);
+        assert_eq!(back.outcome.checked.cache_hits, SKILLS.len(), "{what}, back");
+        assert_eq!(tree(&d.join("out")), before, "{what}, back");
+    }
 }
 
 /// A truncated entry and an entry with a flipped byte are misses with a warning, never a
