@@ -28,7 +28,14 @@
 //!
 //! Runs: `SKILLC_PROP_CASES` cases (default 6) of 1–8 edits. Under CI (`CI` set) the seed is
 //! fixed, so that CI runs the same sequences every time; elsewhere it is random (set
-//! `SKILLC_PROP_SEED` to repeat one). On a failure proptest prints the shrunk edit sequence.
+//! `SKILLC_PROP_SEED` to repeat one). On a failure proptest prints the shrunk edit sequence;
+//! `SKILLC_PROP_TRACE=1` prints every edit and how its clean build ended.
+//!
+//! It fails on real mistakes (checked by breaking the code on purpose): with `[scan] fail_on`
+//! left out of the cache key it shrinks to `[FailOn(1)]` (the fresh process and the restarted
+//! session take entries judged under the old setting); with a stale `warm` input left set on
+//! a miss, to `[Menu(1), Describe { skill: 0, .. }]` (the restarted session keeps the edited
+//! skill's old results).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -119,16 +126,18 @@ struct Model {
 
 impl Model {
     /// Three skills: alpha and gamma share `files list` with near-identical descriptions (an
-    /// L3 collision); beta's `events list` competes with their `list` in L4.
+    /// L3 collision); beta's `events list` competes with their `list` in L4. beta's script
+    /// has a medium finding and gamma's a high one (rejected at the default `fail_on`), so
+    /// that every `fail_on` and limits edit changes what is admitted.
     fn initial() -> Model {
-        let s = |description, commands: &[usize]| SkillM {
+        let s = |description, commands: &[usize], script| SkillM {
             description,
             commands: commands.to_vec(),
-            script: 0,
+            script,
             disabled: false,
         };
         Model {
-            skills: BTreeMap::from([(0, s(0, &[0, 1])), (1, s(1, &[2])), (2, s(3, &[0, 4]))]),
+            skills: BTreeMap::from([(0, s(0, &[0, 1], 0)), (1, s(1, &[2], 1)), (2, s(3, &[0, 4], 2))]),
             vocabulary: 0,
             translations: Vec::new(),
             limits: 0,
