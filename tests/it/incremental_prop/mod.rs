@@ -52,7 +52,9 @@ use model::{Edit, Effect, Model, NAMES, edit, vocabulary};
 /// How a build ended, in the terms the three builds must agree on.
 #[derive(Debug, PartialEq)]
 enum Ended {
+    /// The build stopped (a vocabulary or `translations.toml` in error): its message.
     Failed(String),
+    /// The build wrote a catalog: its counts, rejected skills and warnings (none expected).
     Built {
         totals: String,
         rejected: Vec<(String, String)>,
@@ -60,6 +62,7 @@ enum Ended {
     },
 }
 
+/// [`Ended`] of a build's result.
 fn ended(r: &Result<BuildOutcome, BuildError>) -> Ended {
     match r {
         Err(e) => Ended::Failed(e.to_string()),
@@ -133,6 +136,7 @@ struct Harness {
     b_bounded: usize,
 }
 
+/// A new session (a new process's) over the project at `dir`, with the model's settings.
 fn open(dir: &Path, model: &Model) -> Result<(Session, Arc<ExecutionLog>), BuildError> {
     let (db, log) = Db::with_execution_log();
     let s = Session::open_with(db, model.options(dir), vocabulary(model.vocabulary))?;
