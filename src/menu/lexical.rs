@@ -48,7 +48,7 @@ pub const EMBEDDER: &str = "lexical/3";
 /// τ shipped with this embedder and recipe (`doc/1`), from `skillc menu calibrate` on the
 /// labelled battery over the shared corpus (BENCHMARKS.md, "Menu"); a project's own
 /// calibration replaces it.
-pub const CALIBRATED: f64 = 0.16;
+pub const CALIBRATED: f64 = 0.09;
 
 /// Letters kept by a `p:` prefix feature.
 pub const PREFIX: usize = 5;
