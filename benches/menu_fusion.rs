@@ -1,11 +1,16 @@
 //! The fusion of the built-in embedder with the local model on the labelled menu battery
 //! (issue 19, acceptance 2): how the lever choices of `menu::dense` were made. Reads a catalog
-//! built with `[menu] embedder = { path = … }` (its `menu.idx` lexical scores, its `menu.vec`
-//! document vectors), embeds each battery turn twice — as typed and as the menu embeds it
-//! (`MenuCatalog::embed_turn`, the turn recipe of `menu::dense`) — and prints, per way of
-//! fusing the two scores, recall@3 of the ranking and of the menu at the lowest τ whose false
-//! offers stay ≤ 15 % (`gate_triggerless` on), per kind, over all turns and over the tuning
-//! and held-out parts of the battery (`menu::calibrate::held_out`).
+//! built with `[menu] embedder = { local = … }` (its `menu.idx` lexical scores, its `menu.vec`
+//! vectors: every dense part of every skill, tagged by part), embeds each battery turn as
+//! the menu embeds it (`MenuCatalog::embed_turn`, the turn recipe of `menu::dense`), and
+//! prints, per way of scoring a skill from its part cosines and of fusing that with the
+//! lexical score, recall@3 of the ranking and of the menu at the lowest τ whose false offers
+//! stay ≤ 15 % (`gate_triggerless` on), per kind, over all turns and over the tuning and
+//! held-out parts of the battery (`menu::calibrate::held_out`). Every figure comes from the
+//! same cosines: one embedding of the catalog serves every lever. The build stores the parts
+//! listed in `menu::doc::EMBEDDED` (the whole document only, as shipped): to measure the
+//! multi-vector levers, set it to `DensePart::ALL` and build the catalog with that binary
+//! (about 5–6 dense texts per skill, so about twice the embedding time of the whole documents).
 //!
 //! ```text
 //! cargo bench --features local-model --bench menu_fusion -- --out CATALOG_OUT \
@@ -18,7 +23,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use skillc::{BatteryTurn as Turn, DenseTurn, LocalModel, MenuCatalog, MenuDepth, MenuOpenOptions, parse_battery};
+use skillc::{BatteryTurn as Turn, DenseTurn, MenuCatalog, MenuDepth, MenuOpenOptions, parse_battery};
 
 /// `menu::calibrate::held_out`: FNV-1a of `turn:<id>`, divisible by 3.
 fn held_out(id: &str) -> bool {
@@ -30,29 +35,39 @@ fn held_out(id: &str) -> bool {
     h.is_multiple_of(3)
 }
 
-/// One turn's scores: lexical per skill (0 when it shares nothing), trigger hits, and the
-/// dense cosines of the raw and the recipe turn.
+/// One turn's scores: lexical per skill (0 when it shares nothing), trigger hits, and per
+/// skill the cosines of its dense parts (tag, cosine) with the turn.
 struct Scores {
     lexical: Vec<f64>,
     hits: Vec<usize>,
-    raw: Vec<f64>,
-    recipe: Vec<f64>,
+    parts: Vec<Vec<(u8, f64)>>,
 }
 
-fn vectors(out: &Path, n: usize) -> Result<Vec<Vec<f32>>, String> {
+/// One skill's (part tag, vector)s.
+type SkillVectors = Vec<(u8, Vec<f32>)>;
+
+/// `menu.vec` (format 2): per skill, its (part tag, vector)s.
+fn vectors(out: &Path, n: usize) -> Result<Vec<SkillVectors>, String> {
     let b = std::fs::read(out.join("menu.vec")).map_err(|e| format!("menu.vec: {e}"))?;
     let u = |at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]) as usize;
-    if b.len() < 24 || u(20) != n {
-        return Err("menu.vec does not fit menu.idx".into());
+    if b.len() < 28 || u(12) != 2 || u(20) != n {
+        return Err("menu.vec is not format 2 or does not fit menu.idx".into());
     }
-    let dims = u(16);
+    let (dims, m) = (u(16), u(24));
+    let tags = 28 + 4 * (n + 1);
+    let at = tags + m;
     Ok((0..n)
         .map(|i| {
-            let at = 24 + i * (dims + 4);
-            let scale = f32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
-            b[at + 4..at + 4 + dims]
-                .iter()
-                .map(|&x| f32::from(x as i8) * scale)
+            (u(28 + 4 * i)..u(32 + 4 * i))
+                .map(|k| {
+                    let v = at + k * (dims + 4);
+                    let scale = f32::from_le_bytes([b[v], b[v + 1], b[v + 2], b[v + 3]]);
+                    let x = b[v + 4..v + 4 + dims]
+                        .iter()
+                        .map(|&x| f32::from(x as i8) * scale)
+                        .collect();
+                    (b[tags + k], x)
+                })
                 .collect()
         })
         .collect())
@@ -62,41 +77,143 @@ fn dot(a: &[f32], b: &[f32]) -> f64 {
     f64::from(a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>())
 }
 
-/// A way of fusing: per turn, the lexical and dense cosines of every skill → fused scores.
+/// Part tags (`menu::doc::DensePart`).
+const WHOLE: u8 = 0;
+const HEAD: u8 = 1;
+const NAMES: [&str; 7] = ["whole", "head", "when", "examples", "headings", "executors", "opening"];
+
+/// A skill's dense score from its part cosines.
+type Dense = Box<dyn Fn(&[(u8, f64)]) -> f64>;
+
+fn max_of(p: &[(u8, f64)], keep: impl Fn(u8) -> bool) -> f64 {
+    p.iter().filter(|x| keep(x.0)).map(|x| x.1).fold(f64::NAN, f64::max)
+}
+
+fn nz(x: f64) -> f64 {
+    if x.is_nan() { 0.0 } else { x }
+}
+
+fn denses() -> Vec<(String, Dense)> {
+    let mut out: Vec<(String, Dense)> = vec![
+        (
+            "whole (fuse/2)".into(),
+            Box::new(|p: &[(u8, f64)]| nz(max_of(p, |t| t == WHOLE))),
+        ),
+        (
+            "max of all parts".into(),
+            Box::new(|p: &[(u8, f64)]| nz(max_of(p, |_| true))),
+        ),
+        (
+            "max of parts but whole".into(),
+            Box::new(|p: &[(u8, f64)]| nz(max_of(p, |t| t != WHOLE))),
+        ),
+        (
+            "max(whole, head)".into(),
+            Box::new(|p: &[(u8, f64)]| nz(max_of(p, |t| t <= HEAD))),
+        ),
+        (
+            "mean of top 2 parts".into(),
+            Box::new(|p: &[(u8, f64)]| {
+                let mut v: Vec<f64> = p.iter().map(|x| x.1).collect();
+                v.sort_by(|a, b| b.total_cmp(a));
+                if v.is_empty() {
+                    0.0
+                } else {
+                    v.iter().take(2).sum::<f64>() / v.len().min(2) as f64
+                }
+            }),
+        ),
+        (
+            "mean(whole, head)".into(),
+            Box::new(|p: &[(u8, f64)]| (nz(max_of(p, |t| t == WHOLE)) + nz(max_of(p, |t| t == HEAD))) / 2.0),
+        ),
+    ];
+    for alpha in [0.3, 0.5, 0.7] {
+        out.push((
+            format!("{alpha}·whole + {:.1}·max(parts)", 1.0 - alpha),
+            Box::new(move |p: &[(u8, f64)]| {
+                let w = nz(max_of(p, |t| t == WHOLE));
+                alpha * w + (1.0 - alpha) * nz(max_of(p, |t| t != WHOLE)).max(w)
+            }),
+        ));
+        out.push((
+            format!("{alpha}·whole + {:.1}·head + … max(rest) bonus", 1.0 - alpha),
+            Box::new(move |p: &[(u8, f64)]| {
+                let w = nz(max_of(p, |t| t == WHOLE));
+                let h = nz(max_of(p, |t| t == HEAD));
+                let rest = nz(max_of(p, |t| t > HEAD));
+                (alpha * w + (1.0 - alpha) * h).max(rest)
+            }),
+        ));
+    }
+    for (tag, name) in NAMES.iter().enumerate().skip(1) {
+        let tag = tag as u8;
+        out.push((
+            format!("{name} alone"),
+            Box::new(move |p: &[(u8, f64)]| nz(max_of(p, |t| t == tag))),
+        ));
+    }
+    out
+}
+
+/// A way of fusing: per turn, the lexical scores and dense scores of every skill → fused.
 type Fuse = Box<dyn Fn(&[f64], &[f64]) -> Vec<f64>>;
 
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
-fn fusions() -> Vec<(String, bool, Fuse)> {
-    let mut out: Vec<(String, bool, Fuse)> = Vec::new();
-    for recipe in [false, true] {
-        let t = if recipe { "turn recipe" } else { "raw turn" };
-        for beta in [0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0] {
-            out.push((
-                format!("{t}, (1−β)·lex + β·dense, β {beta}"),
-                recipe,
-                Box::new(move |l: &[f64], d: &[f64]| {
-                    l.iter().zip(d).map(|(l, d)| (1.0 - beta) * l + beta * d).collect()
-                }),
-            ));
-        }
-        for beta in [0.5, 0.6, 0.7, 0.8] {
-            // The turn's mean cosine with the catalog taken off: a turn near everything
-            // (chit-chat) scores low everywhere.
-            out.push((
-                format!("{t}, (1−β)·lex + β·(dense − turn mean), β {beta}"),
-                recipe,
-                Box::new(move |l: &[f64], d: &[f64]| {
-                    let m = mean(d);
-                    l.iter()
-                        .zip(d)
-                        .map(|(l, d)| (1.0 - beta) * l + beta * (d - m))
-                        .collect()
-                }),
-            ));
-        }
+/// The `k`-th largest value (0-based), or 0.
+fn kth(v: &[f64], k: usize) -> f64 {
+    let mut s: Vec<f64> = v.iter().copied().filter(|x| *x > -0.5).collect();
+    s.sort_by(|a, b| b.total_cmp(a));
+    s.get(k).copied().unwrap_or(0.0)
+}
+
+fn fusions(betas: &[f64]) -> Vec<(String, Fuse)> {
+    let mut out: Vec<(String, Fuse)> = Vec::new();
+    for &beta in betas {
+        out.push((
+            format!("β {beta}"),
+            Box::new(move |l: &[f64], d: &[f64]| l.iter().zip(d).map(|(l, d)| (1.0 - beta) * l + beta * d).collect()),
+        ));
+    }
+    for &beta in betas {
+        // The turn's 10th best dense score taken off: a turn near everything (chit-chat)
+        // keeps little above its own crowd.
+        out.push((
+            format!("β {beta}, dense − its 10th best"),
+            Box::new(move |l: &[f64], d: &[f64]| {
+                let base = kth(d, 9);
+                l.iter()
+                    .zip(d)
+                    .map(|(l, d)| (1.0 - beta) * l + beta * (d - base))
+                    .collect()
+            }),
+        ));
+        out.push((
+            format!("β {beta}, dense − ½ turn mean"),
+            Box::new(move |l: &[f64], d: &[f64]| {
+                let m = mean(d);
+                l.iter()
+                    .zip(d)
+                    .map(|(l, d)| (1.0 - beta) * l + beta * (d - 0.5 * m))
+                    .collect()
+            }),
+        ));
+    }
+    for &beta in betas {
+        // Agreement: the skills in both the lexical and the dense top 5 get a bonus.
+        out.push((
+            format!("β {beta}, +0.05 when in both top 5"),
+            Box::new(move |l: &[f64], d: &[f64]| {
+                let (lk, dk) = (kth(l, 4).max(1e-9), kth(d, 4));
+                l.iter()
+                    .zip(d)
+                    .map(|(l, d)| (1.0 - beta) * l + beta * d + if *l >= lk && *d >= dk { 0.05 } else { 0.0 })
+                    .collect()
+            }),
+        ));
     }
     out
 }
@@ -168,6 +285,48 @@ fn tally(
     t
 }
 
+/// One table row: the ranking and the menu at the lowest τ (over all turns) whose false
+/// offers are ≤ 15 %.
+fn row(
+    dname: &str,
+    fname: &str,
+    parts: &[(&str, Vec<&(usize, &Turn)>); 3],
+    scores: &[Scores],
+    fused: &[Vec<f64>],
+    slugs: &[String],
+) {
+    let mut grid: Vec<f64> = fused.iter().flatten().copied().filter(|x| *x > -0.5).collect();
+    grid.sort_by(f64::total_cmp);
+    grid.dedup();
+    // False offers fall as τ rises: binary search for the lowest τ within the cap.
+    let (mut lo, mut hi) = (0usize, grid.len());
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if tally(&parts[0].1, scores, fused, slugs, Some(grid[mid])).fo() <= 0.15 + 1e-12 {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    let tau = grid.get(lo).copied();
+    let r: Vec<Tally> = parts.iter().map(|p| tally(&p.1, scores, fused, slugs, None)).collect();
+    let m: Vec<Tally> = parts.iter().map(|p| tally(&p.1, scores, fused, slugs, tau)).collect();
+    println!(
+        "| {dname} | {fname} | {:.3} | {:.3} / {:.3} | {:.4} | {:.3} | {:.3} / {:.3} | {:.3} ({:.3} / {:.3}) | {} |",
+        r[0].all(),
+        r[1].all(),
+        r[2].all(),
+        tau.unwrap_or(f64::NAN),
+        m[0].all(),
+        m[1].all(),
+        m[2].all(),
+        m[0].fo(),
+        m[1].fo(),
+        m[2].fo(),
+        m[0].kinds()
+    );
+}
+
 fn run() -> Result<(), String> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let (mut out, mut model, mut battery) = (
@@ -200,7 +359,6 @@ fn run() -> Result<(), String> {
         model: Some(model.clone()),
     };
     let cat = MenuCatalog::open(&out, &opts).map_err(|e| e.to_string())?;
-    let local = LocalModel::load(&model).map_err(|e| e.to_string())?;
     let skills = &cat.menu.index().skills;
     let n = skills.len();
     let slugs: Vec<String> = skills.iter().map(|s| s.slug.clone()).collect();
@@ -219,22 +377,19 @@ fn run() -> Result<(), String> {
             lexical[c.index] = c.score;
             hits[c.index] = c.hits.len();
         }
-        let raw = local.embed(&[&t.text]).map_err(|e| e.to_string())?.remove(0);
-        let DenseTurn::Vector(recipe) = cat.embed_turn(&t.text) else {
+        let DenseTurn::Vector(q) = cat.embed_turn(&t.text) else {
             return Err("the catalog has no dense embedder, or it is unavailable".into());
         };
-        let enabled = |i: usize| skills[i].enabled;
-        let cos = |q: &[f32]| {
-            (0..n)
-                .map(|i| if enabled(i) { dot(q, &docs[i]) } else { -1.0 })
-                .collect()
-        };
-        scores.push(Scores {
-            lexical,
-            hits,
-            raw: cos(&raw),
-            recipe: cos(&recipe),
-        });
+        let parts = (0..n)
+            .map(|i| {
+                if skills[i].enabled {
+                    docs[i].iter().map(|(tag, v)| (*tag, dot(&q, v))).collect()
+                } else {
+                    Vec::new()
+                }
+            })
+            .collect();
+        scores.push(Scores { lexical, hits, parts });
     }
     let all: Vec<(usize, &Turn)> = battery.turns.iter().enumerate().collect();
     let parts: [(&str, Vec<&(usize, &Turn)>); 3] = [
@@ -247,40 +402,52 @@ fn run() -> Result<(), String> {
         n,
         battery.turns.len()
     );
-    for (name, recipe, fuse) in fusions() {
-        let fused: Vec<Vec<f64>> = scores
+    let only = std::env::var("MENU_FUSION_ONLY").ok();
+    let betas: Vec<f64> = std::env::var("MENU_FUSION_BETAS")
+        .ok()
+        .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![0.5, 0.6, 0.7, 0.8]);
+    println!(
+        "| dense score | fusion | ranking all | tuning / held-out | τ | at τ all | tuning / held-out | FO (tuning / held-out) | at τ per kind |"
+    );
+    println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
+    for (dname, dense) in denses() {
+        if only.as_deref().is_some_and(|o| !dname.contains(o)) {
+            continue;
+        }
+        let d: Vec<Vec<f64>> = scores
             .iter()
-            .map(|s| fuse(&s.lexical, if recipe { &s.recipe } else { &s.raw }))
+            .map(|s| {
+                s.parts
+                    .iter()
+                    .map(|p| if p.is_empty() { -1.0 } else { dense(p) })
+                    .collect()
+            })
             .collect();
-        let mut grid: Vec<f64> = fused.iter().flatten().copied().filter(|x| *x > -0.5).collect();
-        grid.sort_by(f64::total_cmp);
-        grid.dedup();
-        // τ candidates: the scores themselves (a step at each), from the top down.
-        let tau = {
-            let (lo, mut hi) = (0usize, grid.len());
-            // False offers fall as τ rises: binary search for the lowest τ within the cap.
-            let mut lo = lo;
-            while lo < hi {
-                let mid = (lo + hi) / 2;
-                if tally(&parts[0].1, &scores, &fused, &slugs, Some(grid[mid])).fo() <= 0.15 + 1e-12 {
-                    hi = mid;
-                } else {
-                    lo = mid + 1;
-                }
-            }
-            grid.get(lo).copied()
-        };
-        println!("## {name}");
-        for (part, turns) in &parts {
-            let r = tally(turns, &scores, &fused, &slugs, None);
-            let line = match tau {
-                Some(t) => {
-                    let m = tally(turns, &scores, &fused, &slugs, Some(t));
-                    format!("at τ {t:.4}: {:.3} (FO {:.3}; {})", m.all(), m.fo(), m.kinds())
-                }
-                None => "no τ".into(),
-            };
-            println!("  {part:<8} ranking {:.3} ({}) | {line}", r.all(), r.kinds());
+        let mut fs = fusions(&betas);
+        if dname.ends_with("alone") {
+            // A part alone: dense only, to see what each part carries.
+            fs = vec![(
+                "dense alone".into(),
+                Box::new(|_: &[f64], d: &[f64]| d.to_vec()) as Fuse,
+            )];
+        }
+        for (fname, fuse) in fs {
+            let fused: Vec<Vec<f64>> = scores
+                .iter()
+                .zip(&d)
+                .map(|(s, d)| {
+                    let mut f = fuse(&s.lexical, d);
+                    // Skills with no vector (disabled) stay out of every menu.
+                    for (x, dx) in f.iter_mut().zip(d) {
+                        if *dx < -0.5 {
+                            *x = -1.0;
+                        }
+                    }
+                    f
+                })
+                .collect();
+            row(&dname, &fname, &parts, &scores, &fused, &slugs);
         }
     }
     Ok(())

@@ -7,11 +7,67 @@
 //! so `minisign -S -s <key>` can sign with a skillc key too. Everything here is pure: reading
 //! and writing key files is the caller's job. Ed25519 is deterministic (RFC 8032 §5.1.6), so
 //! the same key and bytes always give the same signature.
+//!
+//! BLAKE2b is `blake2b_simd`'s (AVX2 or SSE4.1 chosen at run time, portable otherwise):
+//! hashing the signed file is most of what verifying a 5 MB catalog costs (ARCHITECTURE.md,
+//! "Dependencies of note").
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
-use blake2::{Blake2b256, Blake2b512, Digest};
 use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+
+/// Length of minisign's prehash (BLAKE2b-512), in bytes.
+pub const PREHASH_LEN: usize = 64;
+
+/// BLAKE2b-512 of a file's bytes, fed in pieces: what minisign signs in its prehashed (`ED`)
+/// mode, so that a reader can verify a file it streams instead of holding it
+/// ([`PublicKey::verify_prehashed`]).
+#[derive(Clone, Debug)]
+pub struct Prehash(blake2b_simd::State);
+
+impl Default for Prehash {
+    fn default() -> Self {
+        Prehash::new()
+    }
+}
+
+impl Prehash {
+    /// An empty hash (BLAKE2b, 64-byte output, no key, salt or personalisation).
+    pub fn new() -> Prehash {
+        Prehash(blake2b_simd::State::new())
+    }
+
+    /// Adds the next bytes of the file.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// The 64-byte digest of everything added.
+    pub fn finalize(&self) -> [u8; PREHASH_LEN] {
+        let mut out = [0u8; PREHASH_LEN];
+        out.copy_from_slice(self.0.finalize().as_bytes());
+        out
+    }
+}
+
+/// BLAKE2b-512 of `data`: minisign's prehash of a file.
+pub fn prehash(data: &[u8]) -> [u8; PREHASH_LEN] {
+    let mut h = Prehash::new();
+    h.update(data);
+    h.finalize()
+}
+
+/// The 32-byte BLAKE2b checksum of a minisign secret key file (BLAKE2b with a 32-byte
+/// output, which is not BLAKE2b-512 cut short) of `parts` in order.
+fn checksum(parts: &[&[u8]]) -> [u8; 32] {
+    let mut state = blake2b_simd::Params::new().hash_length(32).to_state();
+    for p in parts {
+        state.update(p);
+    }
+    let mut out = [0u8; 32];
+    out.copy_from_slice(state.finalize().as_bytes());
+    out
+}
 
 /// Problems with keys and signatures.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -98,11 +154,7 @@ impl SecretKey {
         let mut sk = [0u8; 64];
         sk[..32].copy_from_slice(&self.signing.to_bytes());
         sk[32..].copy_from_slice(&self.signing.verifying_key().to_bytes());
-        let chk = Blake2b256::new()
-            .chain_update(b"Ed")
-            .chain_update(self.key_id)
-            .chain_update(sk)
-            .finalize();
+        let chk = checksum(&[b"Ed", &self.key_id, &sk]);
         let mut raw = Vec::with_capacity(158);
         raw.extend_from_slice(b"Ed");
         raw.extend_from_slice(&[0, 0]); // kdf: none (the key is stored unencrypted, mode 0600)
@@ -141,15 +193,11 @@ impl SecretKey {
             .try_into()
             .map_err(|_| malformed("secret key", "short key id"))?;
         let sk = &raw[62..126];
-        let chk = Blake2b256::new()
-            .chain_update(b"Ed")
-            .chain_update(key_id)
-            .chain_update(sk)
-            .finalize();
+        let chk = checksum(&[b"Ed", &key_id, sk]);
         // minisign 0.11 leaves the checksum of unprotected keys (`-W`) all zero; the seed and
         // public half are still checked against each other below.
         let unset = raw[126..158].iter().all(|b| *b == 0);
-        if !unset && chk.as_slice() != &raw[126..158] {
+        if !unset && chk[..] != raw[126..158] {
             return Err(malformed("secret key", "checksum mismatch (the file is damaged)"));
         }
         let seed: [u8; 32] = sk[..32].try_into().map_err(|_| malformed("secret key", "short seed"))?;
@@ -162,7 +210,7 @@ impl SecretKey {
 
     /// Signs `data` and returns the `.sig` file text with the given trusted comment.
     pub fn sign(&self, data: &[u8], trusted_comment: &str) -> String {
-        let hash = Blake2b512::digest(data);
+        let hash = prehash(data);
         let sig: Signature = self.signing.sign(&hash);
         let mut line = Vec::with_capacity(74);
         line.extend_from_slice(b"ED");
@@ -219,10 +267,19 @@ impl PublicKey {
     /// # Errors
     /// [`SignError`] naming what failed: layout, key id, signature or trusted comment.
     pub fn verify(&self, data: &[u8], sig_file: &str) -> Result<String, SignError> {
+        self.verify_prehashed(&prehash(data), sig_file)
+    }
+
+    /// Verifies a `.sig` file against a file's `prehash` (its BLAKE2b-512, computed by a
+    /// caller that streamed the file); returns the trusted comment. The same checks, in the
+    /// same order, as [`PublicKey::verify`].
+    ///
+    /// # Errors
+    /// [`SignError`] naming what failed: layout, key id, signature or trusted comment.
+    pub fn verify_prehashed(&self, hash: &[u8; PREHASH_LEN], sig_file: &str) -> Result<String, SignError> {
         let (sig, trusted) = self.signed_comment(sig_file)?;
-        let hash = Blake2b512::digest(data);
         self.verifying
-            .verify_strict(&hash, &sig)
+            .verify_strict(hash, &sig)
             .map_err(|_| SignError::BadSignature)?;
         Ok(trusted)
     }
@@ -335,6 +392,41 @@ mod tests {
         let n = damaged.len() - 5;
         damaged[n] = if damaged[n] == b'A' { b'B' } else { b'A' };
         assert!(SecretKey::from_file(&String::from_utf8_lossy(&damaged)).is_err());
+    }
+
+    fn hex(b: &[u8]) -> String {
+        b.iter().map(|x| format!("{x:02x}")).collect()
+    }
+
+    /// RFC 7693, Appendix A (BLAKE2b-512 of "abc"), and BLAKE2b with a 32-byte output (the
+    /// secret key's checksum), whatever SIMD path the machine takes.
+    #[test]
+    fn blake2b_known_answers_and_streaming() {
+        assert_eq!(
+            hex(&prehash(b"abc")),
+            "ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d1\
+             7d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923"
+        );
+        assert_eq!(
+            hex(&checksum(&[b"a", b"", b"bc"])),
+            "bddd813c634239723171ef3fee98579b94964e3bb1cb3e427262c8c068d52319"
+        );
+        // Pieces of every size give the digest of the whole (blocks are 128 bytes).
+        let data: Vec<u8> = (0..5000u32).map(|i| (i * 7 + i / 13) as u8).collect();
+        for piece in [1, 63, 128, 129, 1000, 4999, 5000] {
+            let mut h = Prehash::new();
+            for c in data.chunks(piece) {
+                h.update(c);
+            }
+            assert_eq!(h.finalize(), prehash(&data), "pieces of {piece} bytes");
+        }
+        let k = key();
+        let sig = k.sign(&data, "t");
+        assert_eq!(k.public().verify_prehashed(&prehash(&data), &sig), Ok("t".to_owned()));
+        assert_eq!(
+            k.public().verify_prehashed(&prehash(&data[1..]), &sig),
+            Err(SignError::BadSignature)
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The menu files of a build (IO layer, called by the build session): `out/menu.idx` from the
 //! memoized entries, and — with a dense embedder (an OpenAI-compatible endpoint or the local
 //! model) — the skills' vectors, computed for documents not seen before and cached in
-//! `.skillc/cache/` by (embedder id, recipe, content hash), then written as `out/menu.vec`.
+//! `.skillc/cache/` by (embedder id, content hash of each dense text), then written as `out/menu.vec`.
 //!
 //! The embedder is reached only for documents the cache lacks: a local model is loaded, and
 //! an endpoint called, only then (its id alone is needed otherwise).
@@ -10,12 +10,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use super::menu::{menu_dense_text, menu_entry, menu_lexicon};
+use super::menu::{menu_dense_parts, menu_entry, menu_lexicon};
 use crate::db::{BuildInputs, SkillSource};
 use crate::embed::openai::{self, OpenAi};
 use crate::embed::{EmbedError, Embedder};
 use crate::emit;
 use crate::menu::dense::{self, DenseHeader};
+use crate::menu::doc::DensePart;
 use crate::menu::index::{self, Entry, Header};
 use crate::menu::settings::{DenseEmbedder, MenuSettings};
 use crate::util::sha256;
@@ -174,30 +175,45 @@ pub fn fingerprint(settings: &MenuSettings, root: &Path) -> String {
         Some(Err(e)) => e.to_string(),
     };
     format!(
-        "menu {} {} {} {dense}",
+        "menu {} {} {} {} {dense}",
         crate::menu::lexical::EMBEDDER,
         crate::menu::doc::RECIPE,
+        crate::menu::dense::FUSION,
         sha256(crate::menu::lexical::GLOSSARY.as_bytes())
     )
 }
 
-/// Vectors for every entry, from the cache or the embedder (only for documents it has not
-/// seen); returns `(dims, vectors in entry order)`.
+/// One skill's dense vectors, each with the part it was embedded from.
+type SkillVectors = Vec<(DensePart, Vec<f32>)>;
+
+/// Vectors for every entry's dense texts, from the cache or the embedder (only for texts it
+/// has not seen); returns `(dims, per entry its (part, vector)s)`.
 fn dense_vectors(
     db: &dyn salsa::Database,
     inputs: BuildInputs,
     rows: &[(SkillSource, &Entry)],
     embedder: &dyn Embedder,
     state_dir: &Path,
-) -> Result<(usize, Vec<Vec<f32>>), DenseError> {
+) -> Result<(usize, Vec<SkillVectors>), DenseError> {
     let failed = |e: EmbedError| DenseError::Embedder(e.to_string());
     let path = cache_path(state_dir, &embedder.id());
     let mut cache = read_cache(&path);
-    let missing: Vec<(String, String)> = rows
-        .iter()
-        .filter(|(_, e)| !cache.contains_key(&e.doc_sha256))
-        .filter_map(|(s, e)| menu_dense_text(db, inputs, *s).map(|t| (e.doc_sha256.clone(), t)))
-        .collect();
+    let mut missing: Vec<(String, String)> = Vec::new();
+    let mut queued = std::collections::HashSet::new();
+    for (s, e) in rows {
+        if e.dense_keys
+            .iter()
+            .all(|(_, k)| cache.contains_key(k) || queued.contains(k))
+        {
+            continue;
+        }
+        for (_, text) in menu_dense_parts(db, inputs, *s).unwrap_or_default() {
+            let key = sha256(text.as_bytes());
+            if !cache.contains_key(&key) && queued.insert(key.clone()) {
+                missing.push((key, text));
+            }
+        }
+    }
     let asked = !missing.is_empty();
     for chunk in missing.chunks(openai::BATCH) {
         let texts: Vec<&str> = chunk.iter().map(|(_, t)| t.as_str()).collect();
@@ -207,25 +223,38 @@ fn dense_vectors(
             cache.insert(k.clone(), v);
         }
     }
-    let vectors: Vec<Vec<f32>> = rows
+    let vectors: Vec<SkillVectors> = rows
         .iter()
-        .map(|(_, e)| cache.get(&e.doc_sha256).cloned().unwrap_or_default())
+        .map(|(_, e)| {
+            e.dense_keys
+                .iter()
+                .map(|(p, k)| (*p, cache.get(k).cloned().unwrap_or_default()))
+                .collect()
+        })
         .collect();
-    let dims = vectors.iter().map(Vec::len).max().unwrap_or(0);
-    if vectors.iter().any(|v| v.len() != dims) {
+    let dims = vectors.iter().flatten().map(|v| v.1.len()).max().unwrap_or(0);
+    if vectors.iter().flatten().any(|v| v.1.len() != dims) {
         return Err(DenseError::Embedder(format!(
             "{}: vectors of different lengths (the model changed? remove {})",
             embedder.id(),
             path.display()
         )));
     }
-    if asked || cache.len() != rows.len() {
-        // Only the current documents are kept: the cache never grows past the catalog.
-        let keep: Vec<(&str, &[f32])> = rows
-            .iter()
-            .zip(&vectors)
-            .map(|((_, e), v)| (e.doc_sha256.as_str(), v.as_slice()))
-            .collect();
+    let keys: std::collections::HashSet<&str> = rows
+        .iter()
+        .flat_map(|(_, e)| e.dense_keys.iter().map(|(_, k)| k.as_str()))
+        .collect();
+    if asked || cache.len() != keys.len() {
+        // Only the current texts are kept: the cache never grows past the catalog.
+        let mut keep: Vec<(&str, &[f32])> = Vec::new();
+        let mut kept = std::collections::HashSet::new();
+        for ((_, e), vs) in rows.iter().zip(&vectors) {
+            for ((_, k), (_, v)) in e.dense_keys.iter().zip(vs) {
+                if kept.insert(k.as_str()) {
+                    keep.push((k.as_str(), v.as_slice()));
+                }
+            }
+        }
         write_cache(&path, dims, &keep)?;
     }
     Ok((dims, vectors))
@@ -260,7 +289,10 @@ pub fn render_files(
     if let Some(cfg) = &settings.embedder {
         let embedder = configured(cfg, root)?;
         let (dims, vectors) = dense_vectors(db, inputs, &rows, &embedder, state_dir)?;
-        let refs: Vec<Option<&[f32]>> = vectors.iter().map(|v| Some(v.as_slice())).collect();
+        let refs: Vec<Vec<(DensePart, &[f32])>> = vectors
+            .iter()
+            .map(|s| s.iter().map(|(p, v)| (*p, v.as_slice())).collect())
+            .collect();
         let bytes = dense::render_vectors(dims, &refs);
         header.dense = Some(DenseHeader {
             embedder: embedder.id(),

@@ -6,7 +6,8 @@
 //! backdated), and no entry holds a catalog-wide statistic — df, idf and norms are computed
 //! when the session renders `out/menu.idx` ([`menu::index::render`]).
 
-use super::{skill_output, skill_unit};
+use super::cache::{self, MenuPart};
+use super::{SkillOutput, skill_output, skill_unit};
 use crate::db::{BuildInputs, Contents, SkillSource};
 use crate::menu::{self, doc::ExecutorText, index::Entry, lexical::Lexicon};
 use crate::{skill, vocab};
@@ -33,15 +34,7 @@ fn with_text<T>(
     let Contents::Bytes(bytes) = skill.skill_md(db)?.contents(db) else {
         return None;
     };
-    let executors: Vec<ExecutorText> = output
-        .executors
-        .iter()
-        .map(|g| ExecutorText {
-            name: g.executor.name.clone(),
-            en: g.executor.labels.en.clone(),
-            it: g.executor.labels.it.clone(),
-        })
-        .collect();
+    let executors = executor_texts(output);
     Some(f(&menu::SkillText {
         name: &info.name,
         description: &info.description,
@@ -52,16 +45,42 @@ fn with_text<T>(
     }))
 }
 
-/// One catalog skill's menu entry (`None` for a skill not in the catalog).
+/// The names and labels of a skill's admitted executors, as the menu reads them.
+pub fn executor_texts(output: &SkillOutput) -> Vec<ExecutorText> {
+    output
+        .executors
+        .iter()
+        .map(|g| ExecutorText {
+            name: g.executor.name.clone(),
+            en: g.executor.labels.en.clone(),
+            it: g.executor.labels.it.clone(),
+        })
+        .collect()
+}
+
+/// One catalog skill's menu entry (`None` for a skill not in the catalog). Taken from the
+/// skill's cache entry when it was made with the same admitted executors.
 #[salsa::tracked(returns(ref))]
 pub fn menu_entry(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillSource) -> Option<Entry> {
+    if let Some(bytes) = skill.warm(db).as_deref()
+        && let Some(Some(part)) = cache::take::<Option<MenuPart>>(bytes, cache::Section::Menu)
+    {
+        let output = skill_output(db, inputs, skill);
+        if output.accepted && executor_texts(output) == part.executors {
+            return Some(part.entry);
+        }
+    }
     let lexicon = menu_lexicon(db, inputs);
     with_text(db, inputs, skill, |t| menu::entry(t, lexicon).0)
 }
 
-/// The text a dense embedder reads for a skill ([`menu::doc::IndexDoc::dense_text`]). Not
-/// memoized: the session asks it only for skills whose vector is not cached.
-pub fn menu_dense_text(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillSource) -> Option<String> {
+/// The texts a dense embedder reads for a skill ([`menu::doc::IndexDoc::embedded_parts`]). Not
+/// memoized: the session asks it only for skills with a text whose vector is not cached.
+pub fn menu_dense_parts(
+    db: &dyn salsa::Database,
+    inputs: BuildInputs,
+    skill: SkillSource,
+) -> Option<Vec<(menu::doc::DensePart, String)>> {
     let lexicon = menu_lexicon(db, inputs);
-    with_text(db, inputs, skill, |t| menu::entry(t, lexicon).1.dense_text())
+    with_text(db, inputs, skill, |t| menu::entry(t, lexicon).1.embedded_parts())
 }

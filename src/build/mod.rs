@@ -29,6 +29,7 @@
 //! above `scan.fail_on` sets `rejected`); new admission levels extend [`admission`], which
 //! sees the whole catalog through [`admit::admit`].
 
+pub mod cache;
 pub mod dense;
 pub mod exec;
 pub mod menu;
@@ -95,9 +96,13 @@ pub struct SkillUnit {
     pub findings: Vec<crate::scan::Finding>,
 }
 
-/// One skill's unit: check, translation, generation info and skill-level rejection.
+/// One skill's unit: check, translation, generation info and skill-level rejection. Taken
+/// from the skill's persistent cache entry when the session found one ([`SkillSource::warm`]).
 #[salsa::tracked(returns(ref))]
 pub fn skill_unit(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillSource) -> SkillUnit {
+    if let Some(unit) = warm(db, skill, cache::Section::Unit) {
+        return unit;
+    }
     let settings = inputs.settings(db);
     let check = skill::check_skill(db, skill, settings).clone();
     let translation =
@@ -164,16 +169,26 @@ pub fn skill_unit(db: &dyn salsa::Database, inputs: BuildInputs, skill: SkillSou
     }
 }
 
+/// A section of the skill's verified cache entry, decoded; `None` when the skill has no entry
+/// (or, never for bytes the session verified, when the section does not decode).
+fn warm<T: cache::codec::Code>(db: &dyn salsa::Database, skill: SkillSource, which: cache::Section) -> Option<T> {
+    cache::take(skill.warm(db).as_deref()?, which)
+}
+
 /// Every translated plan of a skill still in, generated with a draft stamp (no levels, no
 /// time): admission judges them (L3 affinity terms, L4 labels, L5 wrapper and contract, the
 /// external verifier's manifest) and [`skill_output`] re-stamps the admitted ones. One entry
-/// per plan; empty when the skill is rejected before admission.
+/// per plan; empty when the skill is rejected before admission. Drafts taken from the cache
+/// have an empty wrapper and manifest ([`full_draft`] renders them again).
 #[salsa::tracked(returns(ref))]
 pub fn skill_drafts(
     db: &dyn salsa::Database,
     inputs: BuildInputs,
     skill: SkillSource,
 ) -> Vec<Option<generate::Executor>> {
+    if let Some(drafts) = warm(db, skill, cache::Section::Drafts) {
+        return drafts;
+    }
     let unit = skill_unit(db, inputs, skill);
     let Some(info) = unit.info.as_ref().filter(|_| unit.rejected.is_none()) else {
         return Vec::new();
@@ -189,6 +204,34 @@ pub fn skill_drafts(
         .iter()
         .map(|p| p.name().map(|name| generate::executor(p, name, info, vocab, &stamp)))
         .collect()
+}
+
+/// Draft `j` of a skill with its wrapper and manifest: as generated, or rendered again from
+/// the plan when the draft came from the cache, which keeps neither (a generated wrapper is
+/// never empty: the template is not). The same bytes either way: both are pure functions of
+/// the plan, the name, the skill's info and the draft stamp.
+pub fn full_draft<'e>(
+    unit: &SkillUnit,
+    j: usize,
+    e: &'e generate::Executor,
+    skip: &[Level],
+) -> std::borrow::Cow<'e, generate::Executor> {
+    let plan = unit.translation.plans.get(j);
+    let (Some(plan), Some(name), Some(info)) = (plan, plan.and_then(|p| p.name()), unit.info.as_ref()) else {
+        return std::borrow::Cow::Borrowed(e);
+    };
+    if !e.wrapper.is_empty() {
+        return std::borrow::Cow::Borrowed(e);
+    }
+    let mut full = e.clone();
+    full.wrapper = e.render_wrapper(plan, name, info);
+    let stamp = Stamp {
+        levels: BTreeMap::new(),
+        skipped: skip.to_vec(),
+        imported_at: String::new(),
+    };
+    full.restamp(plan, name, info, &stamp);
+    std::borrow::Cow::Owned(full)
 }
 
 /// What admission sees of one skill: its name, its skill-level rejection, its plans and their
@@ -226,7 +269,12 @@ pub fn admission_input(db: &dyn salsa::Database, inputs: BuildInputs, skill: Ski
         .map(|(j, p)| {
             let name = p.name()?;
             let d = drafts.get(j)?.as_ref()?;
-            let mut e = d.clone();
+            let mut e = if verifier {
+                // The verifier receives the wrapper and the manifest.
+                full_draft(u, j, d, inputs.skip(db)).into_owned()
+            } else {
+                d.clone()
+            };
             // Admission does not read the language state; the texts are big.
             e.lang_state = String::new();
             if !verifier {

@@ -10,9 +10,9 @@
 //! 1. `menu.idx.sig`, a minisign signature of `menu.idx` by the catalog's key (the trusted key
 //!    given, else the folder's `skillc.pub`), whose trusted comment names the catalog it belongs
 //!    to (`catalog_version`, `expires`, `file:menu.idx`, as the catalog's own);
-//! 2. `catalog.toml` against `catalog.toml.sig` (one read and one BLAKE2b pass, no TOML
-//!    parse): a genuine signature of these bytes by the same key, whose trusted comment is
-//!    that same catalog version and expiry;
+//! 2. `catalog.toml` against `catalog.toml.sig` (streamed through BLAKE2b on a second thread
+//!    while the index is loaded, never held, no TOML parse): a genuine signature of these
+//!    bytes by the same key, whose trusted comment is that same catalog version and expiry;
 //! 3. that catalog's expiry, and rollback against the versions `skillc verify` accepted for
 //!    the folder and the key (its state file, read only here);
 //! 4. `menu.vec` (dense vectors), when the index names it, against the SHA-256 the signed
@@ -46,7 +46,7 @@ use crate::embed::openai::OpenAi;
 use crate::emit;
 use crate::menu::settings::DenseEmbedder;
 use crate::menu::{DenseTurn, Menu, MenuError, Query, Selection, index};
-use crate::sign::PublicKey;
+use crate::sign::{self, PublicKey};
 use crate::util::sha256;
 use crate::verify::{self, Entry, Failure};
 use std::collections::BTreeMap;
@@ -131,8 +131,8 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> CatalogError + '_ {
     }
 }
 
-/// Reads a regular file (never through a symbolic link).
-fn read_regular(path: &Path) -> Result<Vec<u8>, CatalogError> {
+/// Opens a regular file (never through a symbolic link).
+fn open_regular(path: &Path) -> Result<std::fs::File, CatalogError> {
     let meta = std::fs::symlink_metadata(path).map_err(io(path))?;
     if !meta.is_file() {
         return Err(CatalogError::Io {
@@ -140,7 +140,16 @@ fn read_regular(path: &Path) -> Result<Vec<u8>, CatalogError> {
             message: "not a regular file".into(),
         });
     }
-    std::fs::read(path).map_err(io(path))
+    std::fs::File::open(path).map_err(io(path))
+}
+
+/// Reads a regular file (never through a symbolic link).
+fn read_regular(path: &Path) -> Result<Vec<u8>, CatalogError> {
+    use std::io::Read as _;
+    let mut f = open_regular(path)?;
+    let mut b = Vec::new();
+    f.read_to_end(&mut b).map_err(io(path))?;
+    Ok(b)
 }
 
 /// The dense half of turns: the catalog's embedder, reached when a turn is first embedded
@@ -281,6 +290,61 @@ fn signed_index(dir: &Path, key: &PublicKey) -> Result<(Vec<u8>, i64, String), C
     }
 }
 
+/// Loads a signed index (its signature verified) and the dense vectors it names, read only
+/// when it names them and checked against the SHA-256 it records.
+fn load(dir: &Path, index_bytes: Vec<u8>) -> Result<Menu, CatalogError> {
+    let dense = index::Index::parse_header(&index_bytes).ok().and_then(|h| h.dense);
+    let vectors = match &dense {
+        None => None,
+        Some(d) => {
+            let b = read_regular(&dir.join(emit::MENU_VECTORS))
+                .map_err(|_| refused(dir, vec![Failure::Missing(emit::MENU_VECTORS.into())]))?;
+            if sha256(&b) != d.sha256 {
+                return Err(refused(
+                    dir,
+                    vec![Failure::HashMismatch {
+                        file: emit::MENU_VECTORS.into(),
+                        recorded_in: emit::MENU_INDEX.into(),
+                    }],
+                ));
+            }
+            Some(b)
+        }
+    };
+    Menu::load(index_bytes, vectors).map_err(|e| {
+        refused(
+            dir,
+            vec![Failure::Malformed {
+                file: emit::MENU_INDEX.into(),
+                why: e.0,
+            }],
+        )
+    })
+}
+
+/// Bytes read at a time by [`prehash_regular`]: small enough to stay in the L2 cache, large
+/// enough that the read calls cost nothing next to the hash.
+const STREAM_PIECE: usize = 128 * 1024;
+
+/// minisign's prehash (BLAKE2b-512) of a regular file (never through a symbolic link),
+/// streamed in pieces of [`STREAM_PIECE`] bytes: a file that is checked and not used is never
+/// held, so a 5 MB `catalog.toml` costs its hash and no 5 MB buffer.
+fn prehash_regular(path: &Path) -> Result<[u8; sign::PREHASH_LEN], CatalogError> {
+    use std::io::Read as _;
+    let mut f = open_regular(path)?;
+    let mut h = sign::Prehash::new();
+    let mut buf = vec![0u8; STREAM_PIECE];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => h.update(buf.get(..n).unwrap_or_default()),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(io(path)(e)),
+        }
+    }
+    Ok(h.finalize())
+}
+
 impl MenuCatalog {
     /// Opens a catalog folder and verifies what the menu reads (see the module
     /// documentation), or everything with [`Depth::Full`].
@@ -314,7 +378,17 @@ impl MenuCatalog {
                 return Err(refused(dir, v.failures));
             }
         }
-        let (index_bytes, version, expires) = signed_index(dir, &key)?;
+        // `catalog.toml` is hashed on a second thread (of the rayon pool the CLI runs in) while
+        // this one reads, verifies and loads the index: the two are independent, and on a
+        // machine with two cores the wall time is the longer of them rather than their sum
+        // (with `--jobs 1`, one after the other). Nothing loaded is used unless everything
+        // below verifies.
+        let catalog_path = dir.join(emit::CATALOG);
+        let (signed, catalog_hash) = rayon::join(
+            || signed_index(dir, &key).map(|(bytes, version, expires)| (load(dir, bytes), version, expires)),
+            || prehash_regular(&catalog_path),
+        );
+        let (menu, version, expires) = signed?;
         let mut failures = Vec::new();
         // The catalog's signature is checked for its trusted part (which needs not read the
         // catalog): genuine, by this key, for the catalog the index names.
@@ -322,9 +396,9 @@ impl MenuCatalog {
             .map_err(|_| refused(dir, vec![Failure::Missing(emit::CATALOG_SIG.into())]))?;
         // And the catalog's bytes against it, as `skillc verify` does: a catalog.toml edited
         // or replaced (the menu reads none of it) is still a catalog that does not verify.
-        // One read and one BLAKE2b pass (a few ms at 10k skills), no TOML parse.
-        let catalog = read_regular(&dir.join(emit::CATALOG))?;
-        match key.verify(&catalog, &String::from_utf8_lossy(&catalog_sig)) {
+        // Streamed through BLAKE2b (a few ms at 10k skills), never held, no TOML parse.
+        let catalog_hash = catalog_hash?;
+        match key.verify_prehashed(&catalog_hash, &String::from_utf8_lossy(&catalog_sig)) {
             Ok(t) if t == emit::catalog_trusted_comment(version, &expires) => {}
             Ok(t) => failures.push(Failure::Malformed {
                 file: emit::CATALOG_SIG.into(),
@@ -356,35 +430,7 @@ impl MenuCatalog {
         if !failures.is_empty() {
             return Err(refused(dir, failures));
         }
-        // The dense vectors are read only when the signed index names them, and checked
-        // against the hash it records.
-        let dense = index::Index::parse_header(&index_bytes).ok().and_then(|h| h.dense);
-        let vectors = match &dense {
-            None => None,
-            Some(d) => {
-                let b = read_regular(&dir.join(emit::MENU_VECTORS))
-                    .map_err(|_| refused(dir, vec![Failure::Missing(emit::MENU_VECTORS.into())]))?;
-                if sha256(&b) != d.sha256 {
-                    return Err(refused(
-                        dir,
-                        vec![Failure::HashMismatch {
-                            file: emit::MENU_VECTORS.into(),
-                            recorded_in: emit::MENU_INDEX.into(),
-                        }],
-                    ));
-                }
-                Some(b)
-            }
-        };
-        let menu = Menu::load(index_bytes, vectors).map_err(|e| {
-            refused(
-                dir,
-                vec![Failure::Malformed {
-                    file: emit::MENU_INDEX.into(),
-                    why: e.0,
-                }],
-            )
-        })?;
+        let menu = menu?;
         let embedder = TurnEmbedder::for_menu(&menu, dir, opts.model.as_deref());
         Ok(MenuCatalog {
             dir: dir.to_path_buf(),

@@ -304,9 +304,18 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
         session.forget_fingerprint();
     }
     let now = jiff::Timestamp::now().as_second();
-    let outcome = session
-        .build(now, &mut |e| events.event(&e))
-        .map_err(|e| report_error(e, &vocab_text, out))?;
+    let outcome = match session.build(now, &mut |e| events.event(&e)) {
+        Ok(outcome) => outcome,
+        Err(BuildError::NoSkills(roots)) => {
+            NoSkills(roots).print(out);
+            out.note(&format!(
+                "note: nothing was written: {} keeps its last catalog (remove the folder to clear it)",
+                session.options().out_dir.display()
+            ));
+            return Ok(Status::Failure);
+        }
+        Err(e) => return Err(report_error(e, &vocab_text, out)),
+    };
     events.finished(&outcome, started.elapsed());
     if let Some(old) = previous_signer.filter(|old| *old != signer && !outcome.up_to_date) {
         out.note(&format!(
@@ -315,18 +324,6 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
         ));
     }
     let status = finish(args, out, &outcome, &session.options().out_dir, started)?;
-    if outcome.totals.skills == 0 {
-        // The (empty) catalog is written, so that removing every skill removes it from out/;
-        // but a build of nothing is reported as `check` reports it.
-        let roots = session
-            .options()
-            .roots
-            .iter()
-            .map(|r| r.display().to_string())
-            .collect();
-        NoSkills(roots).print(out);
-        return Ok(Status::Failure);
-    }
     Ok(status)
 }
 
@@ -371,6 +368,9 @@ fn finish(
 ) -> anyhow::Result<Status> {
     if let Some(expires) = &o.expired {
         out.note(&expired_warning(expires));
+    }
+    for w in &o.warnings {
+        out.note(w);
     }
     for f in &o.foreign {
         out.note(&format!(

@@ -364,6 +364,10 @@ fn report(
     if let Some(expires) = &o.expired {
         out.note(&super::build::expired_warning(expires));
     }
+    // A refused build cache entry, as `build` prints it.
+    for w in &o.warnings {
+        out.note(w);
+    }
     if args.message_format == MessageFormat::Json {
         // Why each changed skill is rejected, as `build` says it (the human lines below), and
         // where: the `file:line:column` of the diagnostic that rejected it.

@@ -487,7 +487,7 @@ pub fn to_inputs(db: &Db, skills: Vec<ReadSkill>) -> Vec<SkillSource> {
                 .into_iter()
                 .map(|(rel, c)| SourceFile::new(db, rel, c))
                 .collect();
-            SkillSource::new(db, s.found.display.clone(), dir_name, skill_md, files)
+            SkillSource::new(db, s.found.display.clone(), dir_name, skill_md, files, None)
         })
         .collect()
 }

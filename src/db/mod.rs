@@ -86,6 +86,12 @@ pub struct SkillSource {
     /// Every other file under the folder, nested skills excluded, sorted by path.
     #[returns(ref)]
     pub files: Vec<SourceFile>,
+    /// The skill's results from the persistent build cache, when the build session found an
+    /// entry for exactly these files and settings: the bytes of the entry, already verified
+    /// (`build::cache`). The per-skill build queries take their values from it instead of
+    /// computing them; `None` computes them.
+    #[returns(ref)]
+    pub warm: Option<Arc<[u8]>>,
 }
 
 /// A text input that is not part of a skill: the vocabulary, `pipeline.toml`.

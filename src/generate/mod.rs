@@ -85,8 +85,10 @@ pub struct Executor {
     pub affinity: Vec<String>,
     /// The contract the wrapper embeds and prints with `--describe` (L5 compares the two).
     pub contract: serde_json::Value,
-    /// Hex SHA-256 of the wrapper and of the language state, for `[integrity]`.
-    digests: Digests,
+    /// Hex SHA-256 of the wrapper and of the language state, for `[integrity]`: computed at
+    /// generation (read through [`Executor::digests`]); set otherwise only by the build cache,
+    /// which keeps them beside the executor (`build::cache`).
+    pub digests: Digests,
 }
 
 /// An executor's English and Italian labels (`read events (Google Workspace)`, `leggi eventi

@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::OnceLock;
 
+use super::doc::DensePart;
+
 /// The fusion weight β of the dense score (part of the fused embedder's recipe, [`FUSION`]).
 /// Chosen on the tuning part of the menu battery with all-MiniLM-L6-v2 (`benches/menu_fusion.rs`,
 /// BENCHMARKS.md "Menu with the local model"): 0.6 gave the most recall@3 at τ (0.5 the most
@@ -102,50 +104,76 @@ pub fn fused_id(dense: &str) -> String {
     format!("{}+{dense}+{FUSION}", super::lexical::EMBEDDER)
 }
 
-/// Renders `out/menu.vec`: `magic, u32 format (1), u32 dims, u32 n`, then per skill of the
-/// index, in its order, `f32 scale` and `dims` signed bytes (`x ≈ byte × scale`; a skill
-/// without a vector has scale 0).
-pub fn render_vectors(dims: usize, vectors: &[Option<&[f32]>]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(24 + vectors.len() * (dims + 4));
-    out.extend_from_slice(VECTORS_MAGIC);
-    for v in [1, dims, vectors.len()] {
-        out.extend_from_slice(&u32::try_from(v).unwrap_or(u32::MAX).to_le_bytes());
+/// Quantizes one unit vector: `f32 scale`, then `dims` signed bytes (`x ≈ byte × scale`).
+fn push_vector(out: &mut Vec<u8>, v: &[f32]) {
+    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+    let scale = if max > 0.0 { max / 127.0 } else { 0.0 };
+    out.extend_from_slice(&scale.to_le_bytes());
+    for x in v {
+        let q = if scale > 0.0 {
+            (x / scale).round().clamp(-127.0, 127.0)
+        } else {
+            0.0
+        };
+        out.push(q as i8 as u8);
     }
-    for v in vectors {
-        match v.filter(|v| v.len() == dims) {
-            Some(v) => {
-                let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
-                let scale = if max > 0.0 { max / 127.0 } else { 0.0 };
-                out.extend_from_slice(&scale.to_le_bytes());
-                for x in v {
-                    let q = if scale > 0.0 {
-                        (x / scale).round().clamp(-127.0, 127.0)
-                    } else {
-                        0.0
-                    };
-                    out.push(q as i8 as u8);
-                }
-            }
-            None => {
-                out.extend_from_slice(&0f32.to_le_bytes());
-                out.extend(std::iter::repeat_n(0u8, dims));
-            }
-        }
+}
+
+/// Renders `out/menu.vec` (format 2): `magic, u32 format (2), u32 dims, u32 n (skills),
+/// u32 m (vectors)`; then `n + 1` u32, the first vector of each skill of the index in its order
+/// (the last is `m`); then `m` bytes, each vector's [`DensePart`] tag; then per vector
+/// `f32 scale` and `dims` signed bytes (`x ≈ byte × scale`). Vectors of another length than
+/// `dims` are left out (a skill may have none).
+pub fn render_vectors(dims: usize, skills: &[Vec<(DensePart, &[f32])>]) -> Vec<u8> {
+    let u32_of = |v: usize| u32::try_from(v).unwrap_or(u32::MAX).to_le_bytes();
+    let kept: Vec<Vec<(DensePart, &[f32])>> = skills
+        .iter()
+        .map(|s| s.iter().filter(|(_, v)| v.len() == dims).copied().collect())
+        .collect();
+    let m: usize = kept.iter().map(Vec::len).sum();
+    let mut out = Vec::with_capacity(28 + 4 * (kept.len() + 1) + m * (dims + 5));
+    out.extend_from_slice(VECTORS_MAGIC);
+    for v in [VECTORS_FORMAT as usize, dims, kept.len(), m] {
+        out.extend_from_slice(&u32_of(v));
+    }
+    let mut first = 0;
+    for s in &kept {
+        out.extend_from_slice(&u32_of(first));
+        first += s.len();
+    }
+    out.extend_from_slice(&u32_of(first));
+    out.extend(kept.iter().flatten().map(|(p, _)| *p as u8));
+    for (_, v) in kept.iter().flatten() {
+        push_vector(&mut out, v);
     }
     out
 }
 
-/// Loaded dense vectors, one per skill of the index.
+/// The layout version of `menu.vec`.
+pub const VECTORS_FORMAT: u32 = 2;
+
+/// Loaded dense vectors: each skill of the index has zero or more, each of a [`DensePart`].
 #[derive(Clone)]
 pub struct Vectors {
     dims: usize,
-    n: usize,
+    /// Per skill, its first vector; `n + 1` entries.
+    first: Vec<u32>,
+    /// Per vector, its part.
+    parts: Vec<DensePart>,
+    /// Where the vectors start in `bytes`.
+    at: usize,
     bytes: Vec<u8>,
 }
 
 impl fmt::Debug for Vectors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Vectors({} × {})", self.n, self.dims)
+        write!(
+            f,
+            "Vectors({} skills, {} × {})",
+            self.first.len().saturating_sub(1),
+            self.parts.len(),
+            self.dims
+        )
     }
 }
 
@@ -163,26 +191,70 @@ impl Vectors {
         if bytes.get(..12) != Some(VECTORS_MAGIC.as_slice()) {
             return Err("not a menu vectors file".into());
         }
-        if (le(12), le(16), le(20)) != (Some(1), Some(dims), Some(n)) {
+        if (le(12), le(16), le(20)) != (Some(VECTORS_FORMAT as usize), Some(dims), Some(n)) {
             return Err("its format, length or count disagrees with the menu index".into());
         }
-        if bytes.len() != 24 + n * (dims + 4) {
+        let m = le(24).ok_or("truncated")?;
+        let tags_at = 28 + 4 * (n + 1);
+        let at = tags_at + m;
+        if Some(bytes.len()) != m.checked_mul(dims + 4).and_then(|v| v.checked_add(at)) {
             return Err("wrong size".into());
         }
-        Ok(Vectors { dims, n, bytes })
+        let first: Vec<u32> = (0..=n).filter_map(|i| le(28 + 4 * i)).map(|v| v as u32).collect();
+        if first.first() != Some(&0) || first.last() != Some(&(m as u32)) || first.windows(2).any(|w| w[0] > w[1]) {
+            return Err("its table of vectors per skill is not in order".into());
+        }
+        let parts = bytes[tags_at..at]
+            .iter()
+            .map(|&t| DensePart::from_tag(t).ok_or_else(|| format!("unknown part tag {t}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Vectors {
+            dims,
+            first,
+            parts,
+            at,
+            bytes,
+        })
     }
 
-    /// Cosine of skill `i`'s vector with a unit vector `q` (0 for a skill without one).
-    pub fn cosine(&self, i: usize, q: &[f32]) -> f32 {
-        if i >= self.n || q.len() != self.dims {
-            return 0.0;
-        }
-        let at = 24 + i * (self.dims + 4);
+    /// Cosine of vector `k` (of every skill's) with a unit vector `q`.
+    fn cosine_of(&self, k: usize, q: &[f32]) -> f32 {
+        let at = self.at + k * (self.dims + 4);
         let b = &self.bytes[at..at + 4 + self.dims];
         let scale = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         let dot: f32 = b[4..].iter().zip(q).map(|(&x, y)| f32::from(x as i8) * y).sum();
         dot * scale
     }
+
+    /// The cosines of skill `i`'s vectors with a unit vector `q`, with their parts (none for
+    /// a skill without vectors, or a `q` of another length). Allocates nothing.
+    fn part_cosines_of<'a>(&'a self, i: usize, q: &'a [f32]) -> impl Iterator<Item = (DensePart, f32)> + 'a {
+        let range = match (self.first.get(i), self.first.get(i + 1)) {
+            (Some(&a), Some(&b)) if q.len() == self.dims => a as usize..b as usize,
+            _ => 0..0,
+        };
+        range.map(move |k| (self.parts[k], self.cosine_of(k, q)))
+    }
+
+    /// [`Self::part_cosines_of`], collected. For tests and a future `--explain` of the dense
+    /// part.
+    #[cfg(test)]
+    pub fn part_cosines(&self, i: usize, q: &[f32]) -> Vec<(DensePart, f32)> {
+        self.part_cosines_of(i, q).collect()
+    }
+
+    /// The dense score of skill `i` for a unit vector `q`: [`combine`] of its part cosines
+    /// (0 for a skill without vectors). Allocates nothing: it runs for every skill each turn.
+    pub fn cosine(&self, i: usize, q: &[f32]) -> f32 {
+        combine(self.part_cosines_of(i, q))
+    }
+}
+
+/// A skill's dense score from the cosines of its vectors with the turn (recipe [`FUSION`]):
+/// the largest cosine over its parts — with one vector per skill (`doc::EMBEDDED`, the whole
+/// document), that vector's cosine, as `fuse/2` defines it. 0 for a skill without vectors.
+pub fn combine(cosines: impl IntoIterator<Item = (DensePart, f32)>) -> f32 {
+    cosines.into_iter().map(|c| c.1).reduce(f32::max).unwrap_or(0.0)
 }
 
 #[cfg(test)]
@@ -206,11 +278,33 @@ mod tests {
     fn vectors_round_trip_with_small_error() {
         let mut a = vec![0.3, -0.4, 0.5, 0.1];
         crate::embed::normalize(&mut a);
-        let file = render_vectors(4, &[Some(&a), None]);
-        let v = Vectors::parse(file, 2, 4).unwrap();
+        let mut b = vec![-0.3, 0.4, 0.5, 0.1];
+        crate::embed::normalize(&mut b);
+        let file = render_vectors(
+            4,
+            &[
+                vec![(DensePart::Whole, b.as_slice()), (DensePart::Head, a.as_slice())],
+                vec![],
+                vec![(DensePart::When, b.as_slice()), (DensePart::Opening, &[1.0, 0.0][..])],
+            ],
+        );
+        let v = Vectors::parse(file.clone(), 3, 4).unwrap();
         assert!((v.cosine(0, &a) - 1.0).abs() < 0.02);
+        let parts = v.part_cosines(0, &a);
+        assert_eq!(
+            parts.iter().map(|p| p.0).collect::<Vec<_>>(),
+            [DensePart::Whole, DensePart::Head]
+        );
+        let ab: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        assert!((parts[0].1 - ab).abs() < 0.02, "{parts:?}");
         assert_eq!(v.cosine(1, &a), 0.0);
+        // The vector of another length was left out.
+        assert_eq!(v.part_cosines(2, &a).len(), 1);
         assert_eq!(v.cosine(5, &a), 0.0);
-        assert!(Vectors::parse(render_vectors(4, &[Some(&a)]), 2, 4).is_err());
+        assert!(Vectors::parse(file.clone(), 2, 4).is_err());
+        assert!(Vectors::parse(file[..file.len() - 1].to_vec(), 3, 4).is_err());
+        let mut bad = file;
+        bad[28 + 4 * 4] = 9;
+        assert!(Vectors::parse(bad, 3, 4).is_err(), "an unknown part tag");
     }
 }

@@ -153,6 +153,133 @@ impl IndexDoc {
         }
         lines.join("\n")
     }
+
+    /// The texts a dense embedder embeds for this document, one vector each, of the kinds in
+    /// `kinds` ([`DensePart::ALL`] for every kind), in tag order whatever `kinds`' order: the
+    /// whole [`Self::dense_text`], the head (title, description, triggers, tags), then the
+    /// when-to-use text, examples, headings, executors and opening, each cut into at most
+    /// [`CHUNKS`] chunks of [`CHUNK_WORDS`] words. Empty parts are left out; a kind not asked
+    /// for is not made.
+    pub fn dense_parts(&self, kinds: &[DensePart]) -> Vec<(DensePart, String)> {
+        let text = |want: Part| {
+            self.parts
+                .iter()
+                .filter(|(p, _)| *p == want)
+                .map(|(_, t)| t.as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let mut out = Vec::new();
+        for kind in DensePart::ALL.into_iter().filter(|k| kinds.contains(k)) {
+            let chunked = |part: Part| chunks(&text(part)).into_iter().map(move |c| (kind, c));
+            match kind {
+                DensePart::Whole => out.push((kind, self.dense_text())),
+                DensePart::Head => {
+                    let head: Vec<String> = [Part::Title, Part::Description, Part::Triggers, Part::Tags]
+                        .into_iter()
+                        .map(text)
+                        .filter(|t| !t.is_empty())
+                        .collect();
+                    out.push((kind, head.join("\n")));
+                }
+                DensePart::When => out.extend(chunked(Part::When)),
+                DensePart::Examples => out.extend(chunked(Part::Examples)),
+                DensePart::Headings => out.extend(chunked(Part::Headings)),
+                DensePart::Executors => out.extend(chunked(Part::Executors)),
+                DensePart::Opening => out.extend(chunked(Part::Opening)),
+            }
+        }
+        out.retain(|(_, t)| !t.trim().is_empty());
+        out
+    }
+
+    /// The dense texts the build embeds: [`Self::dense_parts`] of the kinds in [`EMBEDDED`]
+    /// (only those are made: this runs for every skill of every build).
+    pub fn embedded_parts(&self) -> Vec<(DensePart, String)> {
+        self.dense_parts(EMBEDDED)
+    }
+}
+
+/// What one dense vector of a skill was embedded from (recipe [`super::dense::FUSION`]): the
+/// whole document, or one of its parts. Stored with each vector in `menu.vec` (format 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum DensePart {
+    /// [`IndexDoc::dense_text`]: every part in one text, cut by the model's window.
+    Whole = 0,
+    /// Title, description, triggers and tags: what the skill is.
+    Head = 1,
+    /// "When to use" text.
+    When = 2,
+    /// Example requests.
+    Examples = 3,
+    /// Body headings.
+    Headings = 4,
+    /// Executors' names and labels.
+    Executors = 5,
+    /// The body's opening prose.
+    Opening = 6,
+}
+
+impl DensePart {
+    /// Every kind, by tag.
+    pub const ALL: [DensePart; 7] = [
+        DensePart::Whole,
+        DensePart::Head,
+        DensePart::When,
+        DensePart::Examples,
+        DensePart::Headings,
+        DensePart::Executors,
+        DensePart::Opening,
+    ];
+
+    /// The kind of a stored tag, `None` for an unknown one.
+    pub fn from_tag(tag: u8) -> Option<DensePart> {
+        DensePart::ALL.get(usize::from(tag)).copied()
+    }
+}
+
+/// The dense parts the build embeds and `menu.vec` stores. Only the whole document today:
+/// scores are exactly those of recipe `fuse/2` (one vector per skill). The other parts
+/// (multi-vector documents, issue 19 lever (a)) are neither made ([`IndexDoc::dense_parts`]
+/// makes only the kinds asked for) nor embedded until `benches/menu_fusion.rs` has measured
+/// them: to measure, put every kind here ([`DensePart::ALL`]), build the corpus catalog, run
+/// the bench (BENCHMARKS.md, "Menu with the local model"), and ship the best scoring rule with
+/// a new [`super::dense::FUSION`].
+pub const EMBEDDED: &[DensePart] = &[DensePart::Whole];
+
+/// Most words in one dense text of a part other than [`DensePart::Whole`] and
+/// [`DensePart::Head`]: a part longer than this is cut into chunks of whole lines, so each
+/// stays well inside a small model's 256-token window (about 1.3 tokens per English word).
+pub const CHUNK_WORDS: usize = 64;
+/// Most chunks of one part: a skill has at most `2 + 5 × CHUNKS` dense texts.
+pub const CHUNKS: usize = 2;
+
+/// Cuts `text` into at most [`CHUNKS`] chunks of whole lines of at most [`CHUNK_WORDS`]
+/// words (a longer line is cut at that many words).
+fn chunks(text: &str) -> Vec<String> {
+    let mut out: Vec<Vec<&str>> = Vec::new();
+    let mut cur: Vec<&str> = Vec::new();
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().take(CHUNK_WORDS).collect();
+        if words.is_empty() {
+            continue;
+        }
+        if !cur.is_empty() && cur.len() + words.len() > CHUNK_WORDS {
+            out.push(std::mem::take(&mut cur));
+            if out.len() == CHUNKS {
+                break;
+            }
+        }
+        if !cur.is_empty() {
+            cur.push("\n");
+        }
+        cur.extend(words);
+    }
+    if !cur.is_empty() && out.len() < CHUNKS {
+        out.push(cur);
+    }
+    out.into_iter().map(|c| c.join(" ").replace(" \n ", "\n")).collect()
 }
 
 fn clip(mut s: String) -> String {
@@ -378,5 +505,35 @@ mod tests {
         assert!(part(Part::Executors).contains("crea documenti"));
         assert!(!doc.dense_text().contains("rm -rf"));
         assert!(part(Part::Opening).starts_with("This skill fills"));
+        let dense = doc.dense_parts(&DensePart::ALL);
+        let kinds: Vec<DensePart> = dense.iter().map(|d| d.0).collect();
+        // The fixture has every kind of part: one text of each, in tag order.
+        assert_eq!(kinds, DensePart::ALL);
+        assert_eq!(dense[0].1, doc.dense_text());
+        // The build's texts are those of the kinds it embeds, made alone.
+        let embedded: Vec<_> = dense.iter().filter(|d| EMBEDDED.contains(&d.0)).cloned().collect();
+        assert_eq!(doc.embedded_parts(), embedded);
+        assert_eq!(dense[1].1, "pdf tools\nFill and merge PDF forms.\npdf");
+        assert!(dense.iter().all(|d| !d.1.contains("rm -rf")));
+    }
+
+    #[test]
+    fn long_parts_are_cut_in_chunks_of_whole_lines() {
+        let line = |w: &str, n: usize| vec![w; n].join(" ");
+        let text = [
+            line("a", 40),
+            line("b", 20),
+            line("c", 30),
+            line("d", 100),
+            line("e", 5),
+        ]
+        .join("\n");
+        let c = chunks(&text);
+        assert_eq!(c.len(), CHUNKS);
+        assert_eq!(c[0], format!("{}\n{}", line("a", 40), line("b", 20)));
+        assert_eq!(c[1], line("c", 30));
+        // A line longer than a chunk is cut at CHUNK_WORDS words.
+        assert_eq!(chunks(&line("d", 100)), [line("d", CHUNK_WORDS)]);
+        assert!(chunks("").is_empty());
     }
 }

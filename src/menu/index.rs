@@ -51,8 +51,9 @@ pub struct Entry {
     pub body_offset: u32,
     /// The built-in embedder's features: `(hash, weight)` sorted by hash.
     pub features: Vec<(u32, f32)>,
-    /// Hex SHA-256 of the recipe and the dense text: the key of dense vectors' caches.
-    pub doc_sha256: String,
+    /// The dense texts of the skill ([`super::doc::IndexDoc::embedded_parts`]): their kinds and the
+    /// hex SHA-256 of each text, the key of the dense vectors' caches. Not written to the index.
+    pub dense_keys: Vec<(super::doc::DensePart, String)>,
 }
 
 /// Where a skill's block of `menu.files` is (what the signed catalog lists for the skill:
@@ -529,7 +530,7 @@ mod tests {
             skill_md_sha256: [7; 32],
             body_offset: 10,
             features: features.to_vec(),
-            doc_sha256: String::new(),
+            dense_keys: Vec::new(),
         }
     }
 

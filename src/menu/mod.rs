@@ -75,7 +75,11 @@ pub fn entry(s: &SkillText<'_>, lexicon: &lexical::Lexicon) -> (index::Entry, do
         use sha2::Digest as _;
         sha.copy_from_slice(&sha2::Sha256::digest(s.skill_md));
     }
-    let doc_sha256 = crate::util::sha256(format!("{}\n{}", doc::RECIPE, document.dense_text()).as_bytes());
+    let dense_keys = document
+        .embedded_parts()
+        .iter()
+        .map(|(kind, text)| (*kind, crate::util::sha256(text.as_bytes())))
+        .collect();
     let entry = index::Entry {
         slug: s.name.to_owned(),
         title,
@@ -85,7 +89,7 @@ pub fn entry(s: &SkillText<'_>, lexicon: &lexical::Lexicon) -> (index::Entry, do
         skill_md_sha256: sha,
         body_offset: u32::try_from(s.body_offset).unwrap_or(u32::MAX),
         features,
-        doc_sha256,
+        dense_keys,
     };
     (entry, document)
 }

@@ -214,7 +214,7 @@ mod tests {
                     skill_md_sha256: [0; 32],
                     body_offset: 0,
                     features: lexical::doc_features(&fields, &lexicon),
-                    doc_sha256: String::new(),
+                    dense_keys: Vec::new(),
                 }
             })
             .collect();

@@ -7,12 +7,14 @@
 //! the action, the last other word meaning an object is the object, words meaning a qualifier
 //! of it are qualifiers; service and brand words and the skill's own name are context. What the
 //! words leave open comes, in order, from the domain's default object, the action's own object
-//! (`login` → accounts) and the skill's default object ([`context`]). Without an action word,
-//! free text is sent or created and a bare object is read when an argument identifies one item,
-//! listed otherwise. A command without words (a single-purpose script) takes its words from
-//! what the skill says about it ([`prose`]). A word that means nothing rejects the plan, naming
-//! it: prose never widens the vocabulary. Collisions inside a skill are told apart by a
-//! qualifier when a word distinguishes them, else rejected.
+//! (`login` → accounts) and the skill's default object ([`context`]); a default object gives
+//! way to the object the command's own description names ("List all lists"). Without an
+//! action word, free text is sent or created and a bare object is read when an argument
+//! identifies one item, listed otherwise. A command without words (a single-purpose script)
+//! takes its words from what the skill says about it ([`prose`]). A word that means nothing
+//! rejects the plan, naming it: prose never widens the vocabulary. Collisions inside a skill
+//! are told apart by a qualifier when a word distinguishes them (the command's own words
+//! before its description), else rejected.
 
 pub mod context;
 mod name;
@@ -286,7 +288,11 @@ fn subcommand_label(subcommands: &[SubCommand], i: usize) -> String {
 /// words) the words of what the skill says about it.
 pub fn translate_one(sc: &SubCommand, ctx: &Context, vocab: &Vocabulary) -> (Outcome, Vec<Step>) {
     let mut steps = Vec::new();
-    let words: Vec<String> = if sc.words.is_empty() || mode_only(sc) {
+    // A command without words or with a mode flag only takes words from prose, unless the flag
+    // names its own operation (`--check-deps`, `--list-options`): the prose about the script
+    // describes the script's main operation.
+    let from_prose = mode_only(sc) && !name::tokens(&sc.words, vocab).iter().any(|t| vocab.action(t).is_some());
+    let words: Vec<String> = if from_prose {
         match prose::words_for(sc, vocab) {
             Some((w, step)) => {
                 steps.push(step);
@@ -315,7 +321,8 @@ pub fn translate_one(sc: &SubCommand, ctx: &Context, vocab: &Vocabulary) -> (Out
     (outcome, steps)
 }
 
-/// A sub-command whose only words are a mode flag (`--check`): named from prose too.
+/// A sub-command without words, or whose only words are a mode flag (`--check`): named from
+/// prose too.
 fn mode_only(sc: &SubCommand) -> bool {
     sc.words.iter().all(|w| w.starts_with("--"))
 }
@@ -488,7 +495,10 @@ fn resolve_collisions(plans: &mut [Plan], vocab: &Vocabulary) {
             }
         }
     }
-    for _ in 0..2 {
+    // A word of the command itself tells plans apart before its description does: the plain
+    // command keeps the plain name (`post` beside `reply`, not `send_posts_quick`), so
+    // the first pass reads the words only, and a plan no longer colliding is left alone.
+    for pass in 0..3 {
         let groups = collisions(plans);
         if groups.is_empty() {
             return;
@@ -496,7 +506,13 @@ fn resolve_collisions(plans: &mut [Plan], vocab: &Vocabulary) {
         for idx in groups {
             for &i in &idx {
                 let Some(n) = plans[i].name().cloned() else { continue };
-                if let Some(q) = distinguishing_qualifier(&plans[i], &n, vocab)
+                let still = idx
+                    .iter()
+                    .any(|&k| k != i && plans[k].name().is_some_and(|m| m.full() == n.full()));
+                if !still {
+                    continue;
+                }
+                if let Some(q) = distinguishing_qualifier(&plans[i], &n, vocab, pass > 0)
                     && !idx
                         .iter()
                         .any(|&k| k != i && plans[k].name().is_some_and(|m| m.qualifiers.contains(&q)))
@@ -558,8 +574,8 @@ fn collisions(plans: &[Plan]) -> Vec<Vec<usize>> {
 }
 
 /// A qualifier from a word of the plan not already used in its name: its words and mode, its
-/// program's file stem, then its description.
-fn distinguishing_qualifier(p: &Plan, n: &ExecutorName, vocab: &Vocabulary) -> Option<String> {
+/// program's file stem, then (`described`) its description.
+fn distinguishing_qualifier(p: &Plan, n: &ExecutorName, vocab: &Vocabulary, described: bool) -> Option<String> {
     let sc = &p.subcommand;
     use crate::vocab::QualifierClass::{Format, Kind, Scope, Source, Time};
     let fits = |w: &str, any_class: bool| {
@@ -567,7 +583,14 @@ fn distinguishing_qualifier(p: &Plan, n: &ExecutorName, vocab: &Vocabulary) -> O
         let def = vocab.qualifiers.get(q.name())?;
         let class_ok = any_class || matches!(def.class, Some(Kind | Format | Scope | Time | Source));
         let q = q.name();
-        (class_ok && def.qualifies(&n.object) && !n.qualifiers.iter().any(|x| x == q) && q != n.object && q != n.action)
+        // The word that named the object says nothing more as a qualifier (`pdf` of `pdfs`).
+        let names_object = vocab.object(w).is_some_and(|o| o.name() == n.object);
+        (class_ok
+            && !names_object
+            && def.qualifies(&n.object)
+            && !n.qualifiers.iter().any(|x| x == q)
+            && q != n.object
+            && q != n.action)
             .then(|| q.to_owned())
     };
     let mut words = name::tokens(&sc.words, vocab);
@@ -575,6 +598,9 @@ fn distinguishing_qualifier(p: &Plan, n: &ExecutorName, vocab: &Vocabulary) -> O
     // The description only with the classes that tell variants apart ("natural language" →
     // quick, "as PDF" → pdf).
     words.iter().find_map(|w| fits(w, true)).or_else(|| {
+        if !described {
+            return None;
+        }
         sc.description
             .as_deref()
             .map(context::words)
@@ -585,111 +611,4 @@ fn distinguishing_qualifier(p: &Plan, n: &ExecutorName, vocab: &Vocabulary) -> O
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::extract::Program;
-
-    fn vocab() -> Vocabulary {
-        vocab::parse(vocab::DEFAULT_PATH, vocab::DEFAULT_TEXT).vocabulary
-    }
-
-    /// A sub-command of binary `x` with these words and nothing else (also `near`'s tests).
-    pub(super) fn sc(words: &str) -> SubCommand {
-        SubCommand {
-            words: words.split(' ').filter(|w| !w.is_empty()).map(str::to_owned).collect(),
-            program: Program::Binary { name: "x".into() },
-            args: vec![],
-            source_section: String::new(),
-            line: 1,
-            invocations: 1,
-            description: None,
-            context: None,
-            aliases: Vec::new(),
-            free_text: false,
-        }
-    }
-
-    fn info(name: &str) -> SkillInfo<'_> {
-        SkillInfo {
-            name: Some(name),
-            dir_name: name,
-            ..SkillInfo::default()
-        }
-    }
-
-    fn name(words: &str) -> String {
-        let v = vocab();
-        let ctx = skill_context(&info("p"), &v);
-        match translate_one(&sc(words), &ctx, &v).0 {
-            Outcome::Translated(n) => n.full(),
-            Outcome::Rejected { rule, reason, .. } => format!("{}: {reason}", rule.code),
-        }
-    }
-
-    #[test]
-    fn synonyms_rules_and_defaults() {
-        assert_eq!(name("gmail search"), "find_messages_p");
-        assert_eq!(name("drive get"), "describe_files_p");
-        assert_eq!(name("drive download"), "download_files_p");
-        assert_eq!(name("gmail reply"), "send_messages_reply_p");
-        assert_eq!(name("drive create-folder"), "create_folders_p");
-        assert_eq!(name("gmail labels"), "list_labels_p");
-        assert_eq!(name("gmail drafts create"), "create_drafts_p");
-        assert_eq!(name("auth add"), "create_accounts_p");
-        assert_eq!(name("login"), "login_accounts_p");
-        assert_eq!(name("logout"), "logout_accounts_p");
-        assert_eq!(name("whoami"), "describe_accounts_p");
-    }
-
-    #[test]
-    fn unknown_words_reject_with_the_word_named() {
-        assert!(
-            name("calendar frobnicate").starts_with("TR005: no mapping for `frobnicate`"),
-            "{}",
-            name("calendar frobnicate")
-        );
-        assert!(name("frobnicate").starts_with("TR005"));
-        assert!(name("search").starts_with("TR002"), "{}", name("search"));
-    }
-
-    #[test]
-    fn collisions_are_told_apart_or_rejected() {
-        let t = translate(
-            &[sc("gmail search"), sc("gmail messages search"), sc("gmail send")],
-            &info("gog"),
-            &vocab(),
-            &SkillReview::default(),
-        );
-        let codes: Vec<&str> = t
-            .plans
-            .iter()
-            .map(|p| match &p.outcome {
-                Outcome::Translated(_) => "ok",
-                Outcome::Rejected { rule, .. } => rule.code,
-            })
-            .collect();
-        // The command that names its object keeps the name; the other cannot be told apart.
-        assert_eq!(codes, vec!["TR003", "ok", "ok"]);
-        let t = translate(
-            &[sc("list"), sc("list all")],
-            &info("todo-tasks"),
-            &vocab(),
-            &SkillReview::default(),
-        );
-        let names: Vec<String> = t
-            .plans
-            .iter()
-            .filter_map(|p| p.name().map(ExecutorName::full))
-            .collect();
-        assert_eq!(names, vec!["list_tasks_todo_tasks", "list_tasks_all_todo_tasks"]);
-    }
-
-    #[test]
-    fn provider_names() {
-        assert_eq!(provider_of("google-workspace").as_deref(), Some("google_workspace"));
-        assert_eq!(provider_of("café"), None);
-        assert_eq!(provider_of("nul"), None);
-        assert_eq!(provider_of("com1"), None);
-        assert_eq!(provider_of("com-tools").as_deref(), Some("com_tools"));
-    }
-}
+mod tests;

@@ -5,7 +5,7 @@
 
 use super::Step;
 use crate::extract::{Program, SubCommand};
-use crate::vocab::Vocabulary;
+use crate::vocab::{Match, Vocabulary};
 
 /// Verbs that introduce a command rather than say what it does ("Use the script to…").
 const LEAD_INS: &[&str] = &[
@@ -81,33 +81,100 @@ fn verb_phrase(text: &str, vocab: &Vocabulary, lead: bool) -> Option<(String, St
     Some((next.clone(), a, ws[at + 2..].to_vec()))
 }
 
+/// Words that end a noun phrase.
+fn ends_phrase(w: &str) -> bool {
+    matches!(
+        w,
+        "and"
+            | "or"
+            | "with"
+            | "from"
+            | "using"
+            | "via"
+            | "into"
+            | "to"
+            | "for"
+            | "in"
+            | "on"
+            | "by"
+            | "as"
+            | "of"
+            | "across"
+            | "per"
+            | "at"
+            | "within"
+            | "without"
+    )
+}
+
+/// The object words of a noun phrase, in reading order, up to a preposition or the end, with
+/// their objects; generic ones left out.
+fn phrase_objects<'a, 'v>(
+    phrase: &'a [String],
+    vocab: &'v Vocabulary,
+) -> impl Iterator<Item = (&'a String, Match<'v>)> {
+    phrase.iter().take_while(|w| !ends_phrase(w)).filter_map(|w| {
+        let o = vocab.object(w)?;
+        (!GENERIC.contains(&o.name())).then_some((w, o))
+    })
+}
+
 /// The object a verb's noun phrase names: its last object word before a preposition or the
 /// end ("all standard market report visuals" → visuals), generic ones left out.
 fn phrase_object(after: &[String], vocab: &Vocabulary) -> Option<String> {
-    after
-        .iter()
-        .take_while(|w| {
-            !matches!(
-                w.as_str(),
-                "and"
-                    | "or"
-                    | "with"
-                    | "from"
-                    | "using"
-                    | "via"
-                    | "into"
-                    | "to"
-                    | "for"
-                    | "in"
-                    | "on"
-                    | "by"
-                    | "as"
-                    | "of"
-            )
+    phrase_objects(after, vocab).last().map(|(w, _)| w.clone())
+}
+
+/// What a command's own description says ([`described`]).
+pub(super) struct Described {
+    /// The action its leading verb means.
+    pub(super) verb: Option<String>,
+    /// The objects of its first noun phrase in reading order: (word, canonical object,
+    /// written in the plural).
+    pub(super) objects: Vec<(String, String, bool)>,
+}
+
+/// What a command's own description says: the action its leading verb means, and the objects
+/// of its first noun phrase. The phrase is the description up to its first aside (`(`, `:`,
+/// `;`, `,`, a dash, a full stop) and then up to a preposition ("All issues for a team" →
+/// issues; "List all lists" → list, lists). `None` for a phrase of alternatives ("Update
+/// tags/title/collection" names the fields a command changes, not its items) or without an
+/// object.
+pub(super) fn described(text: &str, vocab: &Vocabulary) -> Option<Described> {
+    let part = text
+        .split(['(', ':', ';', ',', '—', '–', '.'])
+        .next()
+        .unwrap_or_default()
+        .split(" - ")
+        .next()
+        .unwrap_or_default();
+    if part.contains('/') {
+        return None;
+    }
+    let ws = plain_words(part);
+    // A plural noun that is also a verb's form (`tweets`, `issues`) leads a noun phrase.
+    let first = ws.first()?;
+    let verb = (!(first.ends_with('s') && vocab.object(first).is_some()))
+        .then(|| verb_of(first, vocab))
+        .flatten()
+        .filter(|_| !LEAD_INS.contains(&first.as_str()));
+    let phrase = &ws[usize::from(verb.is_some())..];
+    // Without a verb the phrase must lead with its object, after determiners and qualifiers
+    // only ("All issues", "DNS records", "Recent transactions"; not "Exposes Codex tools").
+    let lead = phrase.iter().position(|w| vocab.object(w).is_some())?;
+    let modifier = |w: &String| {
+        matches!(w.as_str(), "all" | "the" | "your" | "my" | "every" | "any" | "each") || vocab.qualifier(w).is_some()
+    };
+    if verb.is_none() && !phrase[..lead].iter().all(modifier) {
+        return None;
+    }
+    let objects: Vec<(String, String, bool)> = phrase_objects(phrase, vocab)
+        .map(|(w, o)| {
+            let plural = super::name::written_plural(w, o.name(), vocab);
+            (w.clone(), o.name().to_owned(), plural)
         })
-        .filter(|w| vocab.object(w).is_some_and(|o| !GENERIC.contains(&o.name())))
-        .last()
-        .cloned()
+        .collect();
+    (!objects.is_empty()).then_some(Described { verb, objects })
 }
 
 /// The words of the program's file stem (`scripts/search_pubmed.py` → `search`, `pubmed`).

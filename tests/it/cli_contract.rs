@@ -166,6 +166,33 @@ fn codes(dir: &Path) -> Vec<(&'static str, Option<i32>)> {
         .collect()
 }
 
+/// A build that finds no skill (an emptied or wrongly named skills folder) writes nothing: the
+/// published catalog stays, byte for byte, instead of being replaced by an empty signed one
+/// whose higher version would make consumers refuse the last good catalog as a rollback.
+#[test]
+fn a_build_of_no_skill_keeps_the_published_catalog() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let skill = dir.path().join("skills/notes");
+    std::fs::create_dir_all(&skill).expect("mkdir");
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: notes\ndescription: Keeps short notes when the user asks to remember something.\n---\n# Notes\n\nWrite the note down.\n",
+    )
+    .expect("write");
+    write_test_key(&dir.path().join("test.key"));
+    let built = skillc_env(dir.path(), &["build", "--key", "test.key"], &[]);
+    assert_eq!(built.code, Some(0), "{}", built.stderr);
+    let before = crate::common::tree(&dir.path().join("out"));
+    std::fs::create_dir(dir.path().join("empty")).expect("mkdir");
+    let r = skillc_env(dir.path(), &["build", "--key", "test.key", "--skills", "empty"], &[]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("SK001"), "{}", r.stderr);
+    assert!(r.stderr.contains("nothing was written"), "{}", r.stderr);
+    assert_eq!(crate::common::tree(&dir.path().join("out")), before, "out/ changed");
+    let verified = skillc_env(dir.path(), &["verify", "out"], &[]);
+    assert_eq!(verified.code, Some(0), "{}", verified.stderr);
+}
+
 /// Item 15: a folder without any skill is the input's problem, exit status 1 (`SK001`), for
 /// `check`, `scan`, `plan` and `build` alike: an empty folder, and one whose `skills/` is
 /// empty (README, "Exit status").

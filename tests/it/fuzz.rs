@@ -213,7 +213,14 @@ fn mutated_skills_never_panic_or_hang_the_parser_and_the_scan() {
     let md_file = SourceFile::new(&db, "SKILL.md".into(), bytes(b""));
     let script = SourceFile::new(&db, "scripts/run.sh".into(), bytes(b""));
     let mut db = db;
-    let skill = SkillSource::new(&db, "skills/fuzz".into(), "fuzz".into(), Some(md_file), vec![script]);
+    let skill = SkillSource::new(
+        &db,
+        "skills/fuzz".into(),
+        "fuzz".into(),
+        Some(md_file),
+        vec![script],
+        None,
+    );
     let mut slowest = Duration::ZERO;
     for i in 0..iterations {
         let (md, support) = &seeds[rng.below(seeds.len())];

@@ -9,6 +9,7 @@ mod admit;
 mod adversarial;
 mod bad_input;
 mod build;
+mod cache;
 mod catalog_cli;
 mod check;
 mod checked;

@@ -3,7 +3,8 @@
 //! `tests/data/README.md`). `skillc plan --format json` runs once over every truth skill of
 //! the corpus; the figures are printed for the whole set and for a held-out part (the skills
 //! whose path hashes below 0x36 in its first SHA-256 byte, about a fifth, never looked at while
-//! tuning) and compared with the thresholds — recall, precision and argument sets at
+//! tuning, and whose misses are never printed: only its aggregate figures) and compared with
+//! the thresholds — recall, precision and argument sets at
 //! the figures; the two naming figures at the floor reached so far ([`NAMING_FLOOR`]),
 //! since they are not yet at the (BENCHMARKS.md records the gap).
 
@@ -244,7 +245,7 @@ const THRESHOLDS: (f64, f64, f64, f64, f64) = (90.0, 95.0, 90.0, 75.0, 5.0);
 /// no change may go below — named right of all real sub-commands at least, wrong names of
 /// translated at most, in percent. Raise them as naming improves; replace them by
 /// [`THRESHOLDS`] once it holds.
-const NAMING_FLOOR: (f64, f64) = (70.1, 15.6);
+const NAMING_FLOOR: (f64, f64) = (72.2, 12.6);
 
 #[test]
 fn extraction_and_naming_meet_the_truth_set() {
@@ -290,8 +291,15 @@ fn extraction_and_naming_meet_the_truth_set() {
         let key = at.canonicalize().unwrap_or(at.clone());
         let plans = by_path.get(&key).map(|v| found_plans(v)).unwrap_or_default();
         let mut one = Score::default();
-        score(s, &plans, &mut one, &mut misses);
-        for target in [&mut all].into_iter().chain(held_out(&s.path).then_some(&mut held)) {
+        // The held-out part stands for skills we do not have: only its aggregate figures are
+        // printed, so that tuning cannot read its misses.
+        let hidden = held_out(&s.path);
+        let mut own = Vec::new();
+        score(s, &plans, &mut one, &mut own);
+        if !hidden {
+            misses.extend(own);
+        }
+        for target in [&mut all].into_iter().chain(hidden.then_some(&mut held)) {
             target.real += one.real;
             target.found += one.found;
             target.extracted += one.extracted;
@@ -304,6 +312,7 @@ fn extraction_and_naming_meet_the_truth_set() {
     }
     println!("{}", all.line("truth set"));
     println!("{}", held.line("held-out part"));
+    println!("misses of the tuning part (the held-out part's are not shown):");
     for m in &misses {
         println!("  {m}");
     }

@@ -30,6 +30,11 @@ pub(super) struct Known {
     pub(super) dir: PathBuf,
     /// Digest of what was read (see `fingerprint_skill`).
     pub(super) fingerprint: [u8; 32],
+    /// The build cache key its results in the database were taken or computed for (`None`
+    /// until the next build looks it up: `warm`).
+    pub(super) key: Option<[u8; 32]>,
+    /// The cache holds an entry for `key` (read from it, or written).
+    pub(super) stored: bool,
 }
 
 fn hash_contents(h: &mut sha2::Sha256, c: &Contents) {
@@ -114,6 +119,15 @@ fn fingerprint_skill(read: ReadSkill) -> Loaded {
 }
 
 impl Session {
+    /// [`BuildError::NoSkills`] when the skill roots hold no skill.
+    pub(super) fn some_skill(&self) -> Result<(), BuildError> {
+        if !self.inputs.skills(&self.db).is_empty() {
+            return Ok(());
+        }
+        let roots = self.opts.roots.iter().map(|r| r.display().to_string()).collect();
+        Err(BuildError::NoSkills(roots))
+    }
+
     fn exclude(&self) -> Vec<PathBuf> {
         vec![
             self.opts.out_dir.clone(),
@@ -387,6 +401,8 @@ impl Session {
                     source,
                     dir: l.read.found.dir.clone(),
                     fingerprint: l.fingerprint,
+                    key: None,
+                    stored: false,
                 },
             );
         }
@@ -511,7 +527,14 @@ fn new_source(db: &Db, l: &Loaded) -> SkillSource {
         .iter()
         .map(|(rel, c)| SourceFile::new(db, rel.clone(), c.clone()))
         .collect();
-    SkillSource::new(db, l.read.found.display.clone(), l.dir_name.clone(), skill_md, files)
+    SkillSource::new(
+        db,
+        l.read.found.display.clone(),
+        l.dir_name.clone(),
+        skill_md,
+        files,
+        None,
+    )
 }
 
 /// Updates an existing skill's inputs field by field, setting only what differs.

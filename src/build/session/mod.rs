@@ -26,7 +26,9 @@ mod metadata;
 mod processes;
 mod record;
 mod stamp;
+mod timer;
 mod tree;
+mod warm;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -50,6 +52,7 @@ use crate::util::sha256;
 use crate::vocab;
 use inputs::Known;
 use stamp::{Job, Stamped, Stamper};
+use timer::Timer;
 use tree::{Plan, Planned};
 
 /// What a session builds, and with what.
@@ -115,6 +118,12 @@ pub enum BuildError {
         "the menu's embedder failed: {0} (check `[menu] embedder` in pipeline.toml, or remove it to use the built-in embedder)"
     )]
     Embedder(String),
+    /// The skill roots hold no skill. Nothing is signed or written: an empty catalog would
+    /// replace the published one and raise its rollback floor, so that a consumer refuses the
+    /// last good catalog (a misconfigured CI job naming an empty folder must not do that).
+    /// The roots are given as configured.
+    #[error("no skill found in {}", .0.join(", "))]
+    NoSkills(Vec<String>),
 }
 
 /// A progress event (see docs/json.md, `skillc build --message-format json`).
@@ -185,6 +194,8 @@ pub struct Outcome {
     pub expired: Option<String>,
     /// What was checked on disk.
     pub checked: Checked,
+    /// Problems that did not stop the build (a refused cache entry), one sentence each.
+    pub warnings: Vec<String>,
 }
 
 /// What a build looked at on disk to check its inputs and outputs (tests assert these counts,
@@ -206,6 +217,16 @@ pub struct Checked {
     /// Folders under the skill roots answered from the record of their last listing (one
     /// `lstat` each: identity and times unchanged).
     pub dirs_reused: usize,
+    /// Skills whose per-skill results (unit, drafts, menu entry) were taken from the
+    /// persistent build cache (`.skillc/cache/`) instead of being computed.
+    pub cache_hits: usize,
+    /// Skills looked up in the cache and computed: no entry for their key, or a bad one.
+    pub cache_misses: usize,
+    /// Entries found and refused (truncated, corrupt, another version): counted in
+    /// `cache_misses` too, each with a warning in [`Outcome::warnings`].
+    pub cache_refused: usize,
+    /// Entries written by this session (one per skill computed).
+    pub cache_written: usize,
 }
 
 /// A build session: the database, the inputs and the memory of the last build.
@@ -251,6 +272,8 @@ pub struct Session {
     /// The next search lists every folder from the disk (`--force` after a search that
     /// trusted recorded listings).
     relist: bool,
+    /// The tool version of cache keys and entries ([`crate::build::cache::TOOL`]).
+    cache_tool: String,
 }
 
 impl Session {
@@ -317,6 +340,7 @@ impl Session {
             record_stale: false,
             listings: None,
             relist: false,
+            cache_tool: crate::build::cache::TOOL.into(),
         };
         s.refresh_all()?;
         Ok(s)
@@ -423,6 +447,8 @@ impl Session {
             Err(up_to_date) => return Ok(up_to_date),
         };
         self.check_files()?;
+        // Before anything is computed or signed: `out/` keeps its last good catalog.
+        self.some_skill()?;
         timer.lap("vocabulary");
         if self.state.is_none() {
             self.state = Some(Arc::new(
@@ -430,6 +456,7 @@ impl Session {
             ));
             timer.lap("read state");
         }
+        let warnings = self.take_cached(&timer);
         self.run_queries(sink, &timer);
         let db: &Db = &self.db;
         let inputs = self.inputs;
@@ -514,6 +541,7 @@ impl Session {
         outcome.catalog_signed = signed.signed;
         outcome.expired = signed.expired.clone();
         outcome.rejected = rejected(&rows);
+        outcome.warnings = warnings;
         audit::send_events(&outcome, sink);
         let audit = audit::audit(&rows, &self.reported, &self.opts.roots, signed.state.version, &outcome);
         // The previous state is updated in place unless the store's thread still holds it.
@@ -538,6 +566,8 @@ impl Session {
         self.keep_spare_record(spare_record, &record_file)?;
         self.record_inputs()?;
         timer.lap("write store");
+        self.store_cached(&mut outcome);
+        timer.lap("write the build cache");
         self.reported = audit.reported;
         self.fresh = false;
         Ok(outcome)
@@ -664,36 +694,4 @@ fn plan_tree<'a>(
         Planned::text(&signed.text, sha256(signed.text.as_bytes()), false),
     );
     plan
-}
-
-/// Stage timings on standard error when `SKILLC_TIMINGS` is set (for profiling; the lead's
-/// benchmarks use them).
-struct Timer {
-    on: bool,
-    last: std::cell::Cell<std::time::Instant>,
-}
-
-impl Timer {
-    fn new() -> Timer {
-        Timer {
-            on: std::env::var_os("SKILLC_TIMINGS").is_some(),
-            last: std::cell::Cell::new(std::time::Instant::now()),
-        }
-    }
-
-    fn lap(&self, what: &str) {
-        if self.on {
-            let now = std::time::Instant::now();
-            // Resident memory, from /proc on Linux (pages of 4 KiB).
-            let rss = std::fs::read_to_string("/proc/self/statm")
-                .ok()
-                .and_then(|s| s.split_whitespace().nth(1).and_then(|p| p.parse::<u64>().ok()))
-                .map_or(String::new(), |p| format!(", RSS {} MiB", p * 4 / 1024));
-            eprintln!(
-                "timing: {what}: {:.1} ms{rss}",
-                (now - self.last.get()).as_secs_f64() * 1000.0
-            );
-            self.last.set(now);
-        }
-    }
 }

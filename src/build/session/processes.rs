@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use super::{Options, Session};
 use crate::admit::Runner as _;
 use crate::build::exec::System;
-use crate::build::{AdmissionInput, admission_input, skill_drafts, skill_plans, store};
+use crate::build::{AdmissionInput, admission_input, full_draft, skill_drafts, skill_plans, skill_unit, store};
 use crate::db::{BuildInputs, Db, SkillSource};
 use crate::model::{Level, Recorded};
 use crate::util::sha256;
@@ -60,13 +60,17 @@ impl Session {
         let mut wrappers: Vec<(String, String)> = Vec::new();
         let mut seen = HashSet::new();
         let mut seen_all = HashSet::new();
-        // The wrappers' texts are in the drafts (admission sees their digests).
+        let skip = inputs.skip(db);
+        // The wrappers' texts are in the drafts (admission sees their digests); a draft taken
+        // from the build cache renders its wrapper again, only when Python must see it.
         for s in inputs.skills(db) {
-            for e in skill_drafts(db, inputs, *s).iter().flatten() {
+            for (j, e) in skill_drafts(db, inputs, *s).iter().enumerate() {
+                let Some(e) = e else { continue };
                 let sha = e.digests().wrapper.clone();
                 seen_all.insert(sha.clone());
                 if !recorded.described.contains_key(&sha) && seen.insert(sha) {
-                    wrappers.push((format!("{}.py", e.name), e.wrapper.clone()));
+                    let full = full_draft(skill_unit(db, inputs, *s), j, e, skip);
+                    wrappers.push((format!("{}.py", e.name), full.wrapper.clone()));
                 }
             }
         }

@@ -11,6 +11,10 @@ use crate::rules;
 use crate::skill::gaia::ParamType;
 use crate::vocab::{Match, Vocabulary};
 
+mod bare;
+use bare::{in_domain, is_plural_form, no_action, read_or_list, set_property, stem_object, topic_guess};
+pub(super) use bare::{weak, written_plural};
+
 /// One word of a sub-command and what it may mean.
 #[derive(Clone, Debug)]
 pub(super) struct Tok<'v> {
@@ -209,6 +213,9 @@ struct Naming<'a, 'v> {
     heading_object: Option<(String, String)>,
     /// The object came from the program's file name.
     object_from_stem: bool,
+    /// The object came from a default (the domain, an action, the file name, the heading or
+    /// the skill), not from a word of the command.
+    object_default: bool,
     /// Why the evidence for the name is weak ([`weak`]): each reason one sentence.
     weak: Vec<&'static str>,
 }
@@ -399,14 +406,83 @@ impl<'v> Naming<'_, 'v> {
                 format!("the skill's object `{}`: {}", d.object, d.evidence),
             )
         });
+        // An action's own object (`login` → accounts) is the action's meaning, not a guess.
+        let acted = domain_object.is_none() && (self.extra_object.is_some() || action_object.is_some());
         let before_stem = domain_object.or(self.extra_object.take()).or(action_object);
         self.object_from_stem = before_stem.is_none() && self.stem_object.is_some();
         // The heading only where the skill names no object of its own ([`super::near`]).
         let heading = self.heading_object.take().filter(|_| skill_object.is_none());
         self.object = before_stem.or(self.stem_object.take()).or(heading).or(skill_object);
         if let Some((_, why)) = self.object.clone() {
+            self.object_default = !acted;
             self.push("", why);
         }
+    }
+
+    /// The object checked against the command's own description (an L6-style check of the
+    /// object, issue 12). Where the object is only a default, or the command is a singular
+    /// noun without an action word (`team <key>`: it may say whose items, not which), and the
+    /// description's first noun phrase names other objects in the plural and not this one,
+    /// the description's first object is the object: the command's own wording says more
+    /// than a skill-wide default. A description that leads with a verb counts only when the
+    /// verb means the name's action ("List all grants" for `list`); without an action word,
+    /// only a description that leads with the noun phrase ("All issues for a team", "DNS
+    /// records"). The replaced noun stays as a qualifier of the new object, and must be one in
+    /// the vocabulary (`team` → issues of the team; `report <id>` stays a report). An action's
+    /// own object (`auth` → accounts) is not a default here: it is what the action means.
+    fn check_described(&mut self, sc: &SubCommand) {
+        let Some((object, _)) = self.object.clone() else { return };
+        let singular_noun = self.action_at.is_none()
+            && !self.object_default
+            && self.toks.iter().any(|t| {
+                t.object.is_some_and(|o| o.name() == object)
+                    && !is_plural_form(&t.word, self.vocab)
+                    && !t.word.ends_with('s')
+            });
+        // A change names the fields it changes ("Change fields", "Update the title"), not the
+        // item changed.
+        let changes = self.action().is_some_and(|a| matches!(a.name(), "update" | "set"));
+        if self.prose || changes || !(self.object_default || singular_noun) {
+            return;
+        }
+        let Some(text) = sc.description.as_deref() else { return };
+        let Some(d) = super::prose::described(text, self.vocab) else {
+            return;
+        };
+        let agrees = match (&d.verb, self.action()) {
+            (None, None) => true,
+            (Some(v), Some(a)) => v == a.name(),
+            _ => false,
+        };
+        let Some((word, new, true)) = d.objects.first().cloned() else {
+            return;
+        };
+        if !agrees || d.objects.iter().any(|(_, o, _)| *o == object) {
+            return;
+        }
+        // The noun says whose items only when the vocabulary has it as a qualifier of them
+        // (`team`, `project`); otherwise it is the object (`report <id>`).
+        let scope = self.toks.iter().find_map(|t| {
+            let q = t.qualifier.filter(|q| self.vocab.qualifies(q.name(), &new))?;
+            t.object
+                .is_some_and(|o| o.name() == object)
+                .then_some((t.word.clone(), q))
+        });
+        if singular_noun && scope.is_none() {
+            return;
+        }
+        self.push(
+            &word,
+            format!(
+                "object `{new}` from its description \"{}\", which does not name `{object}`",
+                text.trim()
+            ),
+        );
+        if singular_noun && let Some((t, q)) = scope {
+            self.add_qualifier(q.name(), &t, q);
+        }
+        self.object = Some((new.clone(), String::new()));
+        self.object_from_stem = false;
     }
 }
 
@@ -438,6 +514,7 @@ pub(super) fn name_tokens(
         stem_object: stem_object(sc, vocab),
         heading_object: super::near::heading_object(sc, vocab),
         object_from_stem: false,
+        object_default: false,
         weak: Vec::new(),
     };
     if let Some(done) = set_property(sc, &mut n, ctx, provider) {
@@ -466,6 +543,7 @@ pub(super) fn name_tokens(
         }
     }
     n.default_object(ctx);
+    n.check_described(sc);
     let Some((object, _)) = n.object.clone() else {
         let reason = if toks.is_empty() {
             format!("nothing names an object for `{}`", sc.display())
@@ -489,7 +567,9 @@ pub(super) fn name_tokens(
     }
     let action = match n.action() {
         Some(a) => {
-            if n.prose && n.object_from_stem {
+            // The action read from prose, not from a mode flag's own words (`--list-voices`).
+            let from_prose = |i: usize| !tokens(&sc.words, vocab).contains(&toks[i].word);
+            if n.prose && n.object_from_stem && n.action_at.is_some_and(from_prose) {
                 n.weak.push(
                     "a command without words: its action read from prose, its object only from the program's file name",
                 );
@@ -497,7 +577,14 @@ pub(super) fn name_tokens(
             read_or_list(a.name(), sc, &mut n.steps)
         }
         None => match no_action(sc, &object, &mut n, quoted_prose) {
-            Some(a) => a,
+            Some(a) => {
+                if topic_guess(sc, &n, &object) {
+                    n.weak.push(
+                        "no action word, its object only from a noun of the program's file name, and no qualifier that filters a listing",
+                    );
+                }
+                a
+            }
             None => {
                 let reason = format!("no word of `{}` names an action of the vocabulary", sc.display());
                 return reject(&rules::TR001, reason, n.steps);
@@ -521,172 +608,4 @@ pub(super) fn name_tokens(
         return weak(name, why, n.steps);
     }
     (Outcome::Translated(name), n.steps)
-}
-
-/// A lone property word with an item and a value sets that property (`status <id> <state>`,
-/// `priority <id> <level>`): the outcome, or `None` when the command is not of that shape.
-fn set_property(
-    sc: &SubCommand,
-    n: &mut Naming<'_, '_>,
-    ctx: &Context,
-    provider: &str,
-) -> Option<(Outcome, Vec<Step>)> {
-    let positionals = sc.args.iter().filter(|a| a.position.is_some() && a.required).count();
-    let [t] = n.toks else { return None };
-    let q = t
-        .qualifier
-        .filter(|q| is_property(q.name(), n.vocab) && positionals >= 2)?;
-    n.add_qualifier(q.name(), &t.word, q);
-    n.push("", "a property with an item and a value: `set`".into());
-    n.action_at = None;
-    n.default_object(ctx);
-    let steps = std::mem::take(&mut n.steps);
-    let Some((object, _)) = n.object.clone() else {
-        return Some(reject(
-            &rules::TR002,
-            format!("nothing names the object of `{}`", sc.display()),
-            steps,
-        ));
-    };
-    let name = ExecutorName {
-        action: "set".into(),
-        object,
-        qualifiers: std::mem::take(&mut n.qualifiers),
-        provider: provider.to_owned(),
-    };
-    Some((Outcome::Translated(name), steps))
-}
-
-/// A name whose evidence is weak is not signed: the plan is rejected with `TR012` and the name
-/// becomes its proposal, for a reviewer to accept (docs/authoring.md, "The review loop"). A
-/// wrong signed name is worse than a proposal. Weak: a command without words whose action is
-/// read from prose and whose object only the program's file name names. (Measured on the
-/// truth set, BENCHMARKS.md: the derivation whose names a reviewer most often does not
-/// accept; broader gates — any action read from the text around a command, `read` turned
-/// into `list`, a default action with the file name's object — cut more wrong names but took
-/// corpus coverage below 70 %.)
-pub(super) fn weak(name: ExecutorName, why: &str, steps: Vec<Step>) -> (Outcome, Vec<Step>) {
-    (
-        Outcome::Rejected {
-            rule: &rules::TR012,
-            reason: format!("`{}` rests on weak evidence ({why}): review it", name.full()),
-            name: Some(name),
-        },
-        steps,
-    )
-}
-
-/// The object a program's file name names, itself or through a service word (`outlook-mail.sh`
-/// → messages, `outlook-calendar.sh` → events): the context of its sub-commands.
-fn stem_object(sc: &SubCommand, vocab: &Vocabulary) -> Option<(String, String)> {
-    // A binary's name is its brand (`clawhub`, `remindctl`): a brand word sets the domain, it
-    // does not force an object (issue 12); a script's file name says what it is about.
-    if !matches!(sc.program, crate::extract::Program::Script { .. }) {
-        return None;
-    }
-    let file = sc.program.describe();
-    // Words every kind of program is named with say nothing of its object.
-    const PLAIN: &[&str] = &[
-        "client", "tool", "tools", "api", "apis", "cli", "main", "server", "service", "helper", "manager", "handler",
-        "script", "scripts", "app", "wrapper", "utils", "util", "core", "lib", "run", "runner", "bot", "agent",
-        "command", "commands", "data", "file", "files", "index", "skill",
-    ];
-    super::prose::stem_words(&sc.program)
-        .iter()
-        .rev()
-        .filter(|w| !PLAIN.contains(&w.as_str()))
-        .find_map(|w| {
-            let o = vocab.object_word(w).map(|o| o.name().to_owned()).or_else(|| {
-                let d = vocab.domain(w)?;
-                vocab.domains.get(d.name())?.object.clone()
-            })?;
-            Some((
-                o.clone(),
-                format!("object `{o}` from the program's name `{file}` (`{w}`)"),
-            ))
-        })
-}
-
-fn in_domain(t: &Tok<'_>) -> String {
-    t.in_domain.map(|d| format!(" in domain `{d}`")).unwrap_or_default()
-}
-
-/// Whether `word` is the plural form of an object whose singular the vocabulary spells
-/// (`labels`, `backups`; not `status`).
-fn is_plural_form(word: &str, vocab: &Vocabulary) -> bool {
-    let Some(o) = vocab.object(word) else { return false };
-    let singular = word
-        .strip_suffix("ies")
-        .map(|s| format!("{s}y"))
-        .or_else(|| word.strip_suffix('s').map(str::to_owned));
-    singular.is_some_and(|s| vocab.object_word(&s).is_some_and(|m| m.name() == o.name()))
-}
-
-/// Reading without anything to identify an item lists (`openhue get light` shows the lights).
-fn read_or_list(action: &str, sc: &SubCommand, steps: &mut Vec<Step>) -> String {
-    let tool = matches!(sc.program, crate::extract::Program::Tool { .. });
-    if action == "read" && !tool && !sc.words.is_empty() && !sc.args.iter().any(|a| a.position.is_some()) {
-        steps.push(step("", "read with no item to identify: `list`".into()));
-        return "list".to_owned();
-    }
-    action.to_owned()
-}
-
-/// The action of a sub-command whose words name none: free text is sent or created; a
-/// property with an item and a value is set (`status <id> <state>`); a bare object is read when
-/// an argument identifies one item, listed otherwise ("no blind defaults": a bare noun reads
-/// only when the arguments say so).
-fn no_action(sc: &SubCommand, object: &str, n: &mut Naming<'_, '_>, quoted_prose: bool) -> Option<String> {
-    let vocab = n.vocab;
-    let has = |a: &str| vocab.actions.contains_key(a);
-    let free = sc.args.iter().any(|a| {
-        let name = a.name.as_str();
-        FREE_TEXT.iter().any(|f| name == *f || name.ends_with(&format!("_{f}")))
-    }) || quoted_prose;
-    let (action, why) = if free && CONTENT.contains(&object) {
-        let send = matches!(
-            object,
-            "messages" | "posts" | "replies" | "notifications" | "conversations"
-        );
-        let a = if send { "send" } else { "create" };
-        (a, format!("no action word, free text given: `{a}`"))
-    } else if singular_read(sc, n, object, vocab) {
-        (
-            "read",
-            "no action word, a singular object with an argument: `read`".to_owned(),
-        )
-    } else {
-        (
-            "list",
-            "no action word, a plural object or nothing to identify one: `list`".to_owned(),
-        )
-    };
-    has(action).then(|| {
-        n.push("", why);
-        action.to_owned()
-    })
-}
-
-/// A bare object reads one item when it is written in the singular and an argument can name
-/// the item (`thread <id>`, `ssl <domain>`); plural nouns list (`mentions`, `tags`).
-fn singular_read(sc: &SubCommand, n: &Naming<'_, '_>, object: &str, vocab: &Vocabulary) -> bool {
-    let word = n
-        .toks
-        .iter()
-        .rev()
-        .find(|t| t.object.is_some_and(|o| o.name() == object))
-        .map(|t| t.word.as_str());
-    let singular = word.is_some_and(|w| !(is_plural_form(w, vocab) || w == object && w.ends_with('s')));
-    singular
-        && sc
-            .args
-            .iter()
-            .any(|a| identifies(a, object, vocab) || (a.position.is_some() && a.ty == ParamType::String))
-}
-
-fn is_property(q: &str, vocab: &Vocabulary) -> bool {
-    vocab
-        .qualifiers
-        .get(q)
-        .is_some_and(|q| q.class == Some(crate::vocab::QualifierClass::Property))
 }

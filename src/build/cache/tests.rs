@@ -1,0 +1,142 @@
+//! Keys and entry verification of the build cache.
+
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::skill::SkillCheck;
+use crate::translate::Translation;
+
+fn unit(name: &str) -> SkillUnit {
+    SkillUnit {
+        display: format!("skills/{name}"),
+        check: SkillCheck {
+            name: Some(name.into()),
+            diagnostics: Vec::new(),
+        },
+        translation: Translation::default(),
+        info: None,
+        rejected: None,
+        extra: Vec::new(),
+        findings: Vec::new(),
+    }
+}
+
+/// Every part of the context changes the key; equal parts give equal keys.
+#[test]
+fn every_input_of_the_context_changes_the_key() {
+    let imported = BTreeMap::new();
+    let mut other_import = BTreeMap::new();
+    other_import.insert("a".to_owned(), "https://example.org/a".to_owned());
+    let base = KeyParts {
+        tool: TOOL,
+        vocabulary: "vocabulary",
+        translations: "",
+        mode: Mode::Default,
+        limits: Limits::default(),
+        fail_on: FindingSeverity::High,
+        skip: &[],
+        imported_from: &imported,
+    };
+    let skill = [7u8; 32];
+    let k = key(&context(&base), &skill);
+    assert_eq!(k, key(&context(&base.clone()), &skill), "deterministic");
+    let limits = Limits {
+        files_per_skill: 499,
+        ..Limits::default()
+    };
+    let variants: Vec<(&str, KeyParts<'_>)> = vec![
+        (
+            "tool version",
+            KeyParts {
+                tool: "0.0.0-other",
+                ..base
+            },
+        ),
+        (
+            "vocabulary",
+            KeyParts {
+                vocabulary: "vocabulary ",
+                ..base
+            },
+        ),
+        (
+            "translations",
+            KeyParts {
+                translations: "[x]",
+                ..base
+            },
+        ),
+        (
+            "mode",
+            KeyParts {
+                mode: Mode::Strict,
+                ..base
+            },
+        ),
+        ("limits", KeyParts { limits, ..base }),
+        (
+            "fail_on",
+            KeyParts {
+                fail_on: FindingSeverity::Medium,
+                ..base
+            },
+        ),
+        (
+            "skip",
+            KeyParts {
+                skip: &[Level::L5],
+                ..base
+            },
+        ),
+        (
+            "imported_from",
+            KeyParts {
+                imported_from: &other_import,
+                ..base
+            },
+        ),
+    ];
+    for (what, parts) in variants {
+        assert_ne!(key(&context(&parts), &skill), k, "{what}");
+    }
+    assert_ne!(key(&context(&base), &[8u8; 32]), k, "the skill's fingerprint");
+}
+
+/// An entry reads back section by section; any cut, any flipped byte, another key or another
+/// tool version is refused.
+#[test]
+fn entries_are_verified_whole() {
+    let k = [1u8; 32];
+    let u = unit("alpha");
+    let bytes = encode(
+        &k,
+        TOOL,
+        &Results {
+            unit: &u,
+            drafts: &[None],
+            menu: None,
+        },
+    );
+    assert!(verify(&bytes, &k, TOOL).is_ok());
+    assert_eq!(take::<SkillUnit>(&bytes, Section::Unit), Some(u));
+    assert_eq!(take::<Vec<Option<Executor>>>(&bytes, Section::Drafts), Some(vec![None]));
+    assert_eq!(take::<Option<MenuPart>>(&bytes, Section::Menu), Some(None));
+    for n in 0..bytes.len() {
+        assert!(verify(&bytes[..n], &k, TOOL).is_err(), "cut at {n}");
+        let mut b = bytes.clone();
+        b[n] ^= 0x01;
+        assert!(verify(&b, &k, TOOL).is_err(), "byte {n} flipped");
+    }
+    assert_eq!(verify(&bytes, &[2u8; 32], TOOL), Err(Bad::Key));
+    assert!(matches!(verify(&bytes, &k, "9.9.9"), Err(Bad::Version { .. })));
+    let other = encode(
+        &k,
+        "9.9.9",
+        &Results {
+            unit: &unit("alpha"),
+            drafts: &[],
+            menu: None,
+        },
+    );
+    assert!(matches!(verify(&other, &k, TOOL), Err(Bad::Version { .. })));
+}
