@@ -1,4 +1,4 @@
-//! The built-in embedder (`lexical/2`): deterministic hashed features, no model, no network
+//! The built-in embedder (`lexical/3`): deterministic hashed features, no model, no network
 //! (RUNTIME.md §1, "Embedders and the threshold").
 //!
 //! # Features
@@ -29,7 +29,12 @@
 //! the [`MAX_FEATURES`] heaviest. The catalog-wide part — `idf = ln(1 + N / df)` and each
 //! document's norm — is applied when the index is loaded or rendered, never stored in an
 //! entry, so that an edit of one skill recomputes one entry. The score of a turn is the cosine
-//! of the idf-weighted vectors.
+//! of the idf-weighted vectors times the coordination factor ([`coverage`]: the share of the
+//! turn's words the skill has by a word, prefix or concept feature).
+//!
+//! `lexical/3` (from `lexical/2`): the coordination factor. On the battery (BENCHMARKS.md,
+//! "Menu") a turn's word that the vocabulary expands into four or five concepts made the
+//! skills about that word alone outrank the skill that had most of the turn's words.
 
 use std::collections::BTreeMap;
 
@@ -38,11 +43,12 @@ use unicode_normalization::UnicodeNormalization;
 use crate::vocab::Vocabulary;
 
 /// The built-in embedder's id and version, recorded in every output.
-pub const EMBEDDER: &str = "lexical/2";
+pub const EMBEDDER: &str = "lexical/3";
 
 /// τ shipped with this embedder and recipe (`doc/1`), from `skillc menu calibrate` on the
-/// labelled battery (BENCHMARKS.md, "Menu"); a project's own calibration replaces it.
-pub const CALIBRATED: f64 = 0.16;
+/// labelled battery over the shared corpus (BENCHMARKS.md, "Menu"); a project's own
+/// calibration replaces it.
+pub const CALIBRATED: f64 = 0.09;
 
 /// Letters kept by a `p:` prefix feature.
 pub const PREFIX: usize = 5;
@@ -57,6 +63,8 @@ pub const W_PREFIX: f32 = 0.5;
 pub const W_GRAM: f32 = 0.12;
 /// A vocabulary concept.
 pub const W_CONCEPT: f32 = 0.8;
+/// Exponent of the coordination factor ([`coverage`]): 1, the classic `coord`, not tuned.
+pub const COORDINATION: f32 = 1.0;
 
 /// Words that carry no meaning for the menu (English and Italian).
 const STOP_WORDS: &[&str] = &[
@@ -492,6 +500,30 @@ pub struct Feature {
     pub name: String,
     /// Its weight in the turn (before idf).
     pub weight: f32,
+    /// The turn's words it stands for, as a bit set ([`word_bit`]); 0 for a letter trigram,
+    /// which is evidence of spelling, not of a word (see [`coverage`]).
+    pub words: u64,
+}
+
+/// The bit of the `k`-th distinct word of a turn (words past the 64th share the last bit).
+pub fn word_bit(k: usize) -> u64 {
+    1u64 << k.min(63)
+}
+
+/// The coordination factor of a skill: the share of the turn's words (`turn_words`, the
+/// union of its features' [`Feature::words`]) that the skill matched by a word, prefix or
+/// concept feature (`matched`), raised to [`COORDINATION`]. 1 for a turn without words.
+///
+/// Why: the cosine alone lets one word of the turn that the vocabulary expands into several
+/// concepts (`release` → `w:releas`, `p:relea`, `c:o:releases`, `c:a:publish`, `c:s:deploy`)
+/// outweigh all the others, so a skill about that one word beats the skill that has most of
+/// the turn's words. Rule: Lucene's classic `coord` (overlap / query terms).
+pub fn coverage(matched: u64, turn_words: u64) -> f32 {
+    let n = turn_words.count_ones();
+    if n == 0 {
+        return 1.0;
+    }
+    ((matched & turn_words).count_ones() as f32 / n as f32).powf(COORDINATION)
 }
 
 /// Calls `f(kind, text, kind weight)` for each feature of one word.
@@ -521,23 +553,33 @@ fn word_features(t: &Token, grams: bool, lexicon: &Lexicon, f: &mut impl FnMut(&
     }
 }
 
-/// The features of a turn, merged by id (weights added, saturated like a document's), sorted
-/// by id.
+/// The features of a turn, merged by id (weights added, saturated like a document's; the
+/// words they stand for joined), sorted by id. Words are told apart by their stem, in order
+/// of first appearance.
 pub fn turn_features(turn: &str, lexicon: &Lexicon) -> Vec<Feature> {
-    let mut acc: BTreeMap<u32, (String, f32)> = BTreeMap::new();
+    let mut acc: BTreeMap<u32, (String, f32, u64)> = BTreeMap::new();
+    let mut stems: Vec<String> = Vec::new();
     for t in tokens(turn) {
+        let k = stems.iter().position(|s| *s == t.stem).unwrap_or_else(|| {
+            stems.push(t.stem.clone());
+            stems.len() - 1
+        });
         word_features(&t, true, lexicon, &mut |kind, text, w| {
             let e = acc
                 .entry(hash(kind, text))
-                .or_insert_with(|| (format!("{kind}:{text}"), 0.0));
+                .or_insert_with(|| (format!("{kind}:{text}"), 0.0, 0));
             e.1 += w;
+            if kind != "g" {
+                e.2 |= word_bit(k);
+            }
         });
     }
     acc.into_iter()
-        .map(|(id, (name, w))| Feature {
+        .map(|(id, (name, w, words))| Feature {
             id,
             name,
             weight: w.ln_1p(),
+            words,
         })
         .collect()
 }
@@ -644,6 +686,23 @@ mod tests {
         assert!(it.contains(&format!("w:{}", stem("weather"))), "{it:?}");
         let en: Vec<String> = turn_features("a photo", &l).into_iter().map(|f| f.name).collect();
         assert!(en.contains(&"c:s:image".to_owned()), "{en:?}");
+    }
+
+    #[test]
+    fn turn_features_know_their_words_and_coverage_counts_them() {
+        let l = lexicon();
+        let f = turn_features("deploy the deployment docs", &l);
+        // `deploy` and `deployment` are one stem: one word; `docs` the second.
+        let words = f.iter().fold(0, |a, x| a | x.words);
+        assert_eq!(words.count_ones(), 2, "{f:?}");
+        assert!(f.iter().filter(|x| x.name.starts_with("g:")).all(|x| x.words == 0));
+        let deploy = f.iter().find(|x| x.name == "w:deploy").map_or(0, |x| x.words);
+        assert_eq!(deploy, word_bit(0));
+        assert_eq!(coverage(deploy, words), 0.5);
+        assert_eq!(coverage(words, words), 1.0);
+        assert_eq!(coverage(0, words), 0.0);
+        assert_eq!(coverage(0, 0), 1.0);
+        assert_eq!(word_bit(200), word_bit(63));
     }
 
     #[test]

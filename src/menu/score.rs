@@ -21,6 +21,8 @@ pub struct Scratch {
     pub acc: Vec<f32>,
     /// Per skill: whether it is a candidate of this turn.
     pub seen: Vec<bool>,
+    /// Per skill: the turn's words it matched (`lexical::Feature::words`, OR-ed).
+    pub words: Vec<u64>,
     /// The candidates of this turn, in the order they were first met.
     pub cands: Vec<u32>,
 }
@@ -31,6 +33,7 @@ impl Scratch {
         if self.acc.len() != n {
             self.acc = vec![0.0; n];
             self.seen = vec![false; n];
+            self.words = vec![0; n];
             self.cands.clear();
         }
     }
@@ -48,19 +51,22 @@ impl Scratch {
         for &i in &self.cands {
             self.acc[i as usize] = 0.0;
             self.seen[i as usize] = false;
+            self.words[i as usize] = 0;
         }
         self.cands.clear();
     }
 }
 
-/// Adds `qi × w` to the sum of every skill of a postings list, marking the skills it touches
-/// first (in list order: the summation order is fixed).
-pub fn add_products(postings: impl Iterator<Item = (usize, f32)>, qi: f32, s: &mut Scratch) {
+/// Adds `qi × w` to the sum of every skill of a postings list and the feature's turn words
+/// (`words`) to the skill's, marking the skills it touches first (in list order: the
+/// summation order is fixed).
+pub fn add_products(postings: impl Iterator<Item = (usize, f32)>, qi: f32, words: u64, s: &mut Scratch) {
     for (i, w) in postings {
         if s.acc[i] == 0.0 {
             s.mark(i);
         }
         s.acc[i] += qi * w;
+        s.words[i] |= words;
     }
 }
 
@@ -313,9 +319,11 @@ mod tests {
             s.mark(3);
             s.mark(3);
             assert_eq!(s.cands, [3]);
+            s.words[3] = 5;
         });
         with_scratch(10, |s| {
             assert!(s.acc.iter().all(|&a| a == 0.0) && s.seen.iter().all(|&m| !m) && s.cands.is_empty());
+            assert!(s.words.iter().all(|&w| w == 0));
         });
     }
 }

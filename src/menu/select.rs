@@ -228,6 +228,8 @@ struct Turn<'a> {
     menu: &'a Menu,
     scratch: &'a Scratch,
     qnorm: f32,
+    /// The turn's words (`lexical::Feature::words` of all its features).
+    words: u64,
     fused: Option<(&'a [f32], &'a Vectors)>,
     hits: &'a std::collections::BTreeMap<usize, Vec<String>>,
     allowed: Option<&'a [usize]>,
@@ -248,14 +250,17 @@ impl Turn<'_> {
             .filter(|&i| self.scratch.seen[i])
     }
 
-    /// The score `s` of candidate `i`: its lexical cosine, fused with the dense one when the
-    /// turn has a vector; four decimals, never below 0.
+    /// The score `s` of candidate `i`: its lexical cosine times its coordination factor
+    /// (`lexical::coverage`), fused with the dense one when the turn has a vector; four
+    /// decimals, never below 0.
     fn score(&self, i: usize) -> f64 {
         let acc = self.scratch.acc[i];
         let l = if acc == 0.0 {
             0.0
         } else {
-            f64::from(self.menu.lexical_score(acc, self.qnorm, i))
+            f64::from(
+                self.menu.lexical_score(acc, self.qnorm, i) * lexical::coverage(self.scratch.words[i], self.words),
+            )
         };
         let s = match self.fused {
             Some((q, v)) => {
@@ -386,9 +391,9 @@ impl Menu {
             qnorm += q * q;
             let qi = q * lexical::idf(n, df);
             if let Some(p) = decoded {
-                add_products(p.iter().map(|&(i, w)| (i as usize, w)), qi, s);
+                add_products(p.iter().map(|&(i, w)| (i as usize, w)), qi, f.words, s);
             } else if let Some(p) = streamed {
-                add_products(p, qi, s);
+                add_products(p, qi, f.words, s);
             }
         }
         qnorm.sqrt()
@@ -404,7 +409,8 @@ impl Menu {
         }
     }
 
-    /// What each feature of the turn contributed to skill `i`'s lexical score, largest first.
+    /// What each feature of the turn contributed to skill `i`'s lexical score (its share of the
+    /// cosine times the skill's coordination factor), largest first.
     pub fn explain(&self, turn: &str, i: usize) -> Vec<Matched> {
         let features = lexical::turn_features(turn, &self.index.lexicon);
         let n = self.index.skills.len();
@@ -417,17 +423,24 @@ impl Menu {
             .sum::<f32>()
             .sqrt();
         let norm = self.index.skills.get(i).map_or(0.0, |s| s.norm);
-        let mut out: Vec<Matched> = features
+        let found: Vec<(&Feature, f32)> = features
             .iter()
             .filter_map(|f| {
                 let (df, mut p) = self.index.postings(f.id)?;
                 let (_, w) = p.find(|(j, _)| *j == i)?;
                 let idf = lexical::idf(n, df);
-                let c = f.weight * idf * idf * w / (qnorm * norm).max(f32::MIN_POSITIVE);
-                Some(Matched {
-                    feature: f.name.clone(),
-                    contribution: round4(f64::from(c)),
-                })
+                Some((f, f.weight * idf * idf * w / (qnorm * norm).max(f32::MIN_POSITIVE)))
+            })
+            .collect();
+        // Each contribution carries the skill's coordination factor, so that they add up to
+        // the lexical score.
+        let turn_words = features.iter().fold(0, |a, f| a | f.words);
+        let coord = lexical::coverage(found.iter().fold(0, |a, (f, _)| a | f.words), turn_words);
+        let mut out: Vec<Matched> = found
+            .into_iter()
+            .map(|(f, c)| Matched {
+                feature: f.name.clone(),
+                contribution: round4(f64::from(c * coord)),
             })
             .collect();
         out.sort_by(|a, b| {
@@ -483,6 +496,7 @@ impl Menu {
             h.dedup();
         }
         let features = lexical::turn_features(turn, &self.index.lexicon);
+        let words = features.iter().fold(0, |a, f| a | f.words);
         Ok(with_scratch(n, |s| {
             let qnorm = self.accumulate(&features, s);
             // Touched skills that may not be offered are no candidates (their sums are still
@@ -508,6 +522,7 @@ impl Menu {
                 menu: self,
                 scratch: s,
                 qnorm,
+                words,
                 fused,
                 hits: &hits,
                 allowed,

@@ -117,7 +117,14 @@ fn search_ranks_with_the_menu() {
     s.bind(|| insta::assert_snapshot!("catalog_search", r.stdout));
     let j = run(
         p.path(),
-        &["search", "expenses ledger", "--limit", "2", "--format", "json"],
+        &[
+            "search",
+            "search my expenses ledger",
+            "--limit",
+            "2",
+            "--format",
+            "json",
+        ],
     );
     assert_eq!(j.code, Some(0), "{j:?}");
     let v = j.json();

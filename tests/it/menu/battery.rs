@@ -53,11 +53,11 @@ fn calibrate_on_the_battery() {
         return;
     };
     assert!(
-        human.contains("← τ") && human.contains("recorded τ for lexical/2 doc/1"),
+        human.contains("← τ") && human.contains("recorded τ for lexical/3 doc/1"),
         "{human}"
     );
     let recorded = std::fs::read_to_string(dir.path().join("menu-calibration.toml")).expect("recorded");
-    assert!(recorded.contains("embedder = \"lexical/2\""), "{recorded}");
+    assert!(recorded.contains("embedder = \"lexical/3\""), "{recorded}");
     let rank = &v["ranking"]["all"]["recall_at_3_by_kind"];
     let at = &v["at_tau"]["all"];
     let get = |x: &serde_json::Value, k: &str| x[k].as_f64().unwrap_or(0.0);
