@@ -67,7 +67,8 @@ pub use translate::{Translation, translate_skill};
 pub use vocab::{DEFAULT_PATH as BUILT_IN_VOCABULARY_PATH, DEFAULT_TEXT as BUILT_IN_VOCABULARY, vocabulary};
 
 // The catalog in use (RUNTIME.md §1): open a verified `out/` once, then ask its menu per
-// turn and load playbooks, with no process and no file read per turn.
+// turn and load playbooks, with no process per turn (and no file read once each offered
+// skill's files are checked: once per open catalog, `MenuCatalog::select`).
 pub use catalog::menu::{
     CatalogError as MenuCatalogError, Depth as MenuDepth, MenuCatalog, OpenOptions as MenuOpenOptions,
 };

@@ -24,7 +24,10 @@
 //!    in the signed index; `verify::verify_skill` runs `skillc verify`'s checks on
 //!    it), and that the skill's folders hold nothing the catalog does not list; for a
 //!    playbook also the SKILL.md against the hash the index records, before a byte of it is
-//!    returned.
+//!    returned. An open catalog remembers which skills passed: a long-lived reader checks a
+//!    skill once, at the first turn that offers it or its first playbook (what that
+//!    guarantees: [`MenuCatalog::select`]); the SKILL.md a playbook returns is checked on
+//!    every call.
 //!
 //! A skill that fails is never offered or loaded, and since a failing file means `skillc
 //! verify` refuses the folder, nothing is (RUNTIME.md): the turn's menu is refused with
@@ -37,6 +40,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use sha2::Digest as _;
 
@@ -243,6 +247,42 @@ pub struct MenuCatalog {
     pub menu: Menu,
     embedder: Option<TurnEmbedder>,
     key: PublicKey,
+    /// The skills whose files this reader has checked and found as the catalog lists them.
+    checked: Checked,
+}
+
+/// One flag per skill of the index: its files were checked by this open catalog and verified
+/// ([`MenuCatalog::select`], [`MenuCatalog::playbook`]). Only a pass is remembered: a skill
+/// that failed, or could not be read, is checked again the next time it would be offered.
+struct Checked(Box<[AtomicBool]>);
+
+impl Checked {
+    fn new(skills: usize) -> Checked {
+        Checked((0..skills).map(|_| AtomicBool::new(false)).collect())
+    }
+
+    fn get(&self, i: usize) -> bool {
+        self.0.get(i).is_some_and(|c| c.load(Ordering::Acquire))
+    }
+
+    fn set(&self, i: usize) {
+        if let Some(c) = self.0.get(i) {
+            c.store(true, Ordering::Release);
+        }
+    }
+
+    fn forget(&self) {
+        for c in &self.0 {
+            c.store(false, Ordering::Release);
+        }
+    }
+}
+
+impl fmt::Debug for Checked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0.iter().filter(|c| c.load(Ordering::Relaxed)).count();
+        write!(f, "Checked({n} of {} skills)", self.0.len())
+    }
 }
 
 fn refused(dir: &Path, failures: Vec<Failure>) -> CatalogError {
@@ -252,9 +292,13 @@ fn refused(dir: &Path, failures: Vec<Failure>) -> CatalogError {
     }
 }
 
-/// Reads and checks `menu.idx` against its signature: the index bytes and the catalog's
-/// `(version, expires)` from the trusted comment.
-fn signed_index(dir: &Path, key: &PublicKey) -> Result<(Vec<u8>, i64, String), CatalogError> {
+/// Reads `menu.idx`, parses it while it is hashed for its signature ([`Index::parse_beside`]:
+/// on two cores, the longer of the two rather than their sum), and checks the signature: the
+/// index, its dense vectors (read only when it names them, after the signature holds) and the
+/// catalog's `(version, expires)` from the trusted comment. The parse is returned as a result
+/// of its own, used only when everything the caller checks holds; a signature that fails is
+/// the error, whatever the parse said.
+fn signed_menu(dir: &Path, key: &PublicKey) -> Result<(Result<Menu, CatalogError>, i64, String), CatalogError> {
     let index = read_regular(&dir.join(emit::MENU_INDEX))
         .map_err(|_| refused(dir, vec![Failure::Missing(emit::MENU_INDEX.into())]))?;
     let sig = read_regular(&dir.join(emit::MENU_INDEX_SIG)).map_err(|_| {
@@ -266,19 +310,24 @@ fn signed_index(dir: &Path, key: &PublicKey) -> Result<(Vec<u8>, i64, String), C
             ))],
         )
     })?;
-    let trusted = key.verify(&index, &String::from_utf8_lossy(&sig)).map_err(|e| {
-        refused(
-            dir,
-            vec![Failure::BadSignature {
-                file: emit::MENU_INDEX.into(),
-                why: e.to_string(),
-            }],
-        )
-    })?;
+    // Parsing bytes not yet verified is safe: the parse never fails but by `Malformed`
+    // (truncations and bad offsets included), and nothing of it is used unless they verify.
+    let (parsed, hash) = index::Index::parse_beside(index, sign::prehash);
+    let trusted = key
+        .verify_prehashed(&hash, &String::from_utf8_lossy(&sig))
+        .map_err(|e| {
+            refused(
+                dir,
+                vec![Failure::BadSignature {
+                    file: emit::MENU_INDEX.into(),
+                    why: e.to_string(),
+                }],
+            )
+        })?;
     match emit::parse_trusted_comment(&trusted) {
         Some((version, expires, file)) if file == emit::MENU_INDEX => {
             let expires = expires.to_owned();
-            Ok((index, version, expires))
+            Ok((load(dir, parsed), version, expires))
         }
         _ => Err(refused(
             dir,
@@ -290,11 +339,20 @@ fn signed_index(dir: &Path, key: &PublicKey) -> Result<(Vec<u8>, i64, String), C
     }
 }
 
-/// Loads a signed index (its signature verified) and the dense vectors it names, read only
-/// when it names them and checked against the SHA-256 it records.
-fn load(dir: &Path, index_bytes: Vec<u8>) -> Result<Menu, CatalogError> {
-    let dense = index::Index::parse_header(&index_bytes).ok().and_then(|h| h.dense);
-    let vectors = match &dense {
+/// The menu of a signed index, with the dense vectors it names: read only when it names them,
+/// and checked against the SHA-256 it records.
+fn load(dir: &Path, parsed: Result<index::Index, index::Malformed>) -> Result<Menu, CatalogError> {
+    let malformed = |why: String| {
+        refused(
+            dir,
+            vec![Failure::Malformed {
+                file: emit::MENU_INDEX.into(),
+                why,
+            }],
+        )
+    };
+    let parsed = parsed.map_err(|e| malformed(e.0))?;
+    let vectors = match &parsed.header.dense {
         None => None,
         Some(d) => {
             let b = read_regular(&dir.join(emit::MENU_VECTORS))
@@ -311,15 +369,7 @@ fn load(dir: &Path, index_bytes: Vec<u8>) -> Result<Menu, CatalogError> {
             Some(b)
         }
     };
-    Menu::load(index_bytes, vectors).map_err(|e| {
-        refused(
-            dir,
-            vec![Failure::Malformed {
-                file: emit::MENU_INDEX.into(),
-                why: e.0,
-            }],
-        )
-    })
+    Menu::from_index(parsed, vectors).map_err(|e| malformed(e.0))
 }
 
 /// Bytes read at a time by [`prehash_regular`]: small enough to stay in the L2 cache, large
@@ -384,10 +434,7 @@ impl MenuCatalog {
         // (with `--jobs 1`, one after the other). Nothing loaded is used unless everything
         // below verifies.
         let catalog_path = dir.join(emit::CATALOG);
-        let (signed, catalog_hash) = rayon::join(
-            || signed_index(dir, &key).map(|(bytes, version, expires)| (load(dir, bytes), version, expires)),
-            || prehash_regular(&catalog_path),
-        );
+        let (signed, catalog_hash) = rayon::join(|| signed_menu(dir, &key), || prehash_regular(&catalog_path));
         let (menu, version, expires) = signed?;
         let mut failures = Vec::new();
         // The catalog's signature is checked for its trusted part (which needs not read the
@@ -432,6 +479,7 @@ impl MenuCatalog {
         }
         let menu = menu?;
         let embedder = TurnEmbedder::for_menu(&menu, dir, opts.model.as_deref());
+        let checked = Checked::new(menu.index().skills.len());
         Ok(MenuCatalog {
             dir: dir.to_path_buf(),
             version,
@@ -440,6 +488,7 @@ impl MenuCatalog {
             menu,
             embedder,
             key,
+            checked,
         })
     }
 
@@ -461,23 +510,45 @@ impl MenuCatalog {
     }
 
     /// The menu of a turn, its dense half embedded by the catalog's embedder, after checking
-    /// the files of every skill it offers ([`MenuCatalog::skill_failures`]).
+    /// the files of every skill it offers ([`MenuCatalog::skill_failures`]) — those this open
+    /// catalog has not yet found verified, in parallel on the rayon pool.
+    ///
+    /// What a long-lived reader guarantees: each skill it offers had its files checked, and
+    /// verified, by this open catalog, at the first turn that offered it (or at its first
+    /// playbook); a skill that failed is checked again each time. Files changed after that
+    /// check are not seen until the catalog is opened again ([`MenuCatalog::recheck`] forgets
+    /// the checks): the same snapshot as `serve`'s, which verifies the whole catalog when it
+    /// opens it and answers from that. A fresh `skillc menu` opens the catalog each time, so
+    /// a skill whose files were tampered with is never offered by one.
     ///
     /// # Errors
     /// [`CatalogError::Menu`] as [`Menu::select`]; [`CatalogError::NotOffered`], naming every
     /// failing file, when a skill the menu would offer does not verify: nothing is offered.
     pub fn select(&self, turn: &str, agent: Option<&str>, size: Option<usize>) -> Result<Selection, CatalogError> {
+        use rayon::prelude::*;
         let sel = self.menu.select(&Query {
             turn,
             agent,
             size,
             dense: self.embed_turn(turn),
         })?;
+        let unchecked: Vec<(usize, &str)> = sel
+            .items
+            .iter()
+            .filter(|item| !self.checked.get(item.index))
+            .map(|item| (item.index, item.slug.as_str()))
+            .collect();
+        // Each check reads and hashes the skill's files and verifies its manifests' signatures
+        // (most of a fresh `skillc menu` after the catalog's own hashes): independent of each
+        // other, so they run side by side. Collected in menu order, so the first IO error and
+        // the failures are reported as a loop over the menu would.
+        let checks: Vec<Result<Vec<Failure>, CatalogError>> =
+            unchecked.par_iter().map(|&(i, _)| self.check(i)).collect();
         let mut skills = Vec::new();
-        for item in &sel.items {
-            let failures = self.skill_failures(item.index)?;
+        for (&(_, slug), failures) in unchecked.iter().zip(checks) {
+            let failures = failures?;
             if !failures.is_empty() {
-                skills.push((item.slug.clone(), failures));
+                skills.push((slug.to_owned(), failures));
             }
         }
         if skills.is_empty() {
@@ -490,6 +561,23 @@ impl MenuCatalog {
             skills,
             empty: Box::new(empty),
         })
+    }
+
+    /// [`MenuCatalog::skill_failures`], remembering a pass (see [`MenuCatalog::select`]).
+    fn check(&self, index: usize) -> Result<Vec<Failure>, CatalogError> {
+        let failures = self.skill_failures(index)?;
+        if failures.is_empty() {
+            self.checked.set(index);
+        }
+        Ok(failures)
+    }
+
+    /// Forgets which skills this open catalog found verified: each is checked again the next
+    /// time a turn offers it or its playbook is loaded (for a long-lived reader that wants to
+    /// see files changed since it opened the catalog, short of opening it again — which also
+    /// re-checks `menu.idx`, `catalog.toml` and their signatures).
+    pub fn recheck(&self) {
+        self.checked.forget();
     }
 
     /// Checks the files of the skill at `index` of the menu against what the signed catalog
@@ -528,8 +616,9 @@ impl MenuCatalog {
     }
 
     /// The playbook of a skill: its SKILL.md body, verbatim, after checking the skill's files
-    /// against what the signed catalog lists ([`MenuCatalog::skill_failures`]) and the
-    /// SKILL.md against the hash the verified index records.
+    /// against what the signed catalog lists ([`MenuCatalog::skill_failures`], once per open
+    /// catalog as [`MenuCatalog::select`] says) and, on every call, the SKILL.md it returns
+    /// against the hash the verified index records.
     ///
     /// # Errors
     /// [`CatalogError::Skill`] for a skill not in the catalog or disabled;
@@ -549,9 +638,14 @@ impl MenuCatalog {
                 "skill `{slug}` is disabled (`metadata.disabled`): it is never offered or loaded"
             )));
         }
-        let failures = self.skill_failures(i)?;
-        if !failures.is_empty() {
-            return Err(refused(&self.dir, failures));
+        // The skill's other files as the menu checks them (once per open catalog); the
+        // SKILL.md returned, below, on every call: its bytes are read now and never returned
+        // unless they match the signed index.
+        if !self.checked.get(i) {
+            let failures = self.check(i)?;
+            if !failures.is_empty() {
+                return Err(refused(&self.dir, failures));
+            }
         }
         let rel = format!("skills/{slug}/SKILL.md");
         let bytes = read_regular(&self.dir.join(&rel))?;

@@ -288,7 +288,16 @@ impl Menu {
     /// # Errors
     /// `Malformed` when the bytes are not a menu index, or the vectors do not fit it.
     pub fn load(index: Vec<u8>, vectors: Option<Vec<u8>>) -> Result<Menu, Malformed> {
-        let index = Index::parse(index)?;
+        Menu::from_index(Index::parse(index)?, vectors)
+    }
+
+    /// The menu of a parsed index (and its dense vectors, when the index names them and they
+    /// are given): [`Menu::load`] after [`Index::parse`], for a reader that parsed the index
+    /// itself (beside its signature's hash, [`Index::parse_beside`]).
+    ///
+    /// # Errors
+    /// `Malformed` when the vectors do not fit the index, or its triggers cannot be matched.
+    pub fn from_index(index: Index, vectors: Option<Vec<u8>>) -> Result<Menu, Malformed> {
         let vectors = match (&index.header.dense, vectors) {
             (Some(d), Some(v)) => Some(Vectors::parse(v, index.skills.len(), d.dims).map_err(Malformed)?),
             _ => None,
