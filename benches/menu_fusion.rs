@@ -9,11 +9,13 @@
 //! held-out parts of the battery (`menu::calibrate::held_out`). Every figure comes from the
 //! same cosines: one embedding of the catalog serves every lever. The build stores the parts
 //! listed in `menu::doc::EMBEDDED` (the whole document only, as shipped): to measure the
-//! multi-vector levers, set it to `DensePart::ALL` and build the catalog with that binary
-//! (about 5–6 dense texts per skill, so about twice the embedding time of the whole documents).
+//! multi-vector levers, build the catalog with the measurement-only feature `dense-parts`
+//! (every part; about 5–6 dense texts per skill, so two to three times the embedding time of
+//! the whole documents). `benches/menu_fusion.sh` does all of it, keeping the vector cache:
 //!
 //! ```text
-//! cargo bench --features local-model --bench menu_fusion -- --out CATALOG_OUT \
+//! bash benches/menu_fusion.sh [PROJECT_DIR]
+//! cargo test --features dense-parts --bench menu_fusion -- --out CATALOG_OUT \
 //!     [--model DIR] [--battery tests/data/menu_battery.toml]
 //! ```
 //!
@@ -80,6 +82,7 @@ fn dot(a: &[f32], b: &[f32]) -> f64 {
 /// Part tags (`menu::doc::DensePart`).
 const WHOLE: u8 = 0;
 const HEAD: u8 = 1;
+const EXAMPLES: u8 = 3;
 const NAMES: [&str; 7] = ["whole", "head", "when", "examples", "headings", "executors", "opening"];
 
 /// A skill's dense score from its part cosines.
@@ -128,6 +131,23 @@ fn denses() -> Vec<(String, Dense)> {
             Box::new(|p: &[(u8, f64)]| (nz(max_of(p, |t| t == WHOLE)) + nz(max_of(p, |t| t == HEAD))) / 2.0),
         ),
     ];
+    // The parts that say what the skill is for (whole, head, when-to-use, examples), not what
+    // it contains (headings, executors, opening): the others name many topics a turn may
+    // share without wanting the skill.
+    let purpose = |t: u8| t <= EXAMPLES;
+    out.push((
+        "max(whole, head, when, examples)".into(),
+        Box::new(move |p: &[(u8, f64)]| nz(max_of(p, purpose))),
+    ));
+    for alpha in [0.3, 0.5, 0.7] {
+        out.push((
+            format!("{alpha}·whole + {:.1}·max(head, when, examples)", 1.0 - alpha),
+            Box::new(move |p: &[(u8, f64)]| {
+                let w = nz(max_of(p, |t| t == WHOLE));
+                alpha * w + (1.0 - alpha) * nz(max_of(p, |t| t != WHOLE && purpose(t))).max(w)
+            }),
+        ));
+    }
     for alpha in [0.3, 0.5, 0.7] {
         out.push((
             format!("{alpha}·whole + {:.1}·max(parts)", 1.0 - alpha),
@@ -363,6 +383,22 @@ fn run() -> Result<(), String> {
     let n = skills.len();
     let slugs: Vec<String> = skills.iter().map(|s| s.slug.clone()).collect();
     let docs = vectors(&out, n)?;
+    let mut kinds: Vec<u8> = docs.iter().flatten().map(|v| v.0).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    if kinds.len() < 2 {
+        // Every rule over parts then scores the whole document alone: say so, not a table of
+        // identical rows that reads as a measurement.
+        eprintln!(
+            "warning: menu.vec holds one kind of part ({}): build the catalog with a binary whose \
+             menu::doc::EMBEDDED lists every DensePart to compare the part rules",
+            kinds
+                .iter()
+                .map(|&k| NAMES.get(usize::from(k)).copied().unwrap_or("?"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     let text = std::fs::read_to_string(&battery).map_err(|e| format!("{}: {e}", battery.display()))?;
     let battery = parse_battery(&text)?;
     let mut scores = Vec::new();
@@ -406,7 +442,7 @@ fn run() -> Result<(), String> {
     let betas: Vec<f64> = std::env::var("MENU_FUSION_BETAS")
         .ok()
         .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect())
-        .unwrap_or_else(|| vec![0.5, 0.6, 0.7, 0.8]);
+        .unwrap_or_else(|| vec![0.4, 0.5, 0.6, 0.7, 0.8]);
     println!(
         "| dense score | fusion | ranking all | tuning / held-out | τ | at τ all | tuning / held-out | FO (tuning / held-out) | at τ per kind |"
     );

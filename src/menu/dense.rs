@@ -24,7 +24,12 @@ pub const DENSE_WEIGHT: f32 = 0.6;
 /// The fusion recipe's id and version, part of the fused embedder's id: the weight
 /// [`DENSE_WEIGHT`], the weighted sum of the two cosines, and what the dense embedder reads of
 /// a turn ([`turn_text`]). `fuse/1` (no id suffix) embedded the turn as typed.
+#[cfg(not(feature = "dense-parts"))]
 pub const FUSION: &str = "fuse/2";
+/// Under the measurement-only feature `dense-parts` the build stores every dense part
+/// (`doc::EMBEDDED`) and [`combine`] takes the largest of their cosines: another recipe.
+#[cfg(feature = "dense-parts")]
+pub const FUSION: &str = "fuse/2+parts";
 
 /// Italian words that mark a turn as Italian though the glossary has no entry for them.
 const ITALIAN_MARKERS: &[&str] = &[

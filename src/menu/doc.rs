@@ -245,8 +245,13 @@ impl DensePart {
 /// makes only the kinds asked for) nor embedded until `benches/menu_fusion.rs` has measured
 /// them: to measure, put every kind here ([`DensePart::ALL`]), build the corpus catalog, run
 /// the bench (BENCHMARKS.md, "Menu with the local model"), and ship the best scoring rule with
-/// a new [`super::dense::FUSION`].
+/// a new [`super::dense::FUSION`]. The measurement-only feature `dense-parts` does the first
+/// step (`benches/menu_fusion.sh`).
+#[cfg(not(feature = "dense-parts"))]
 pub const EMBEDDED: &[DensePart] = &[DensePart::Whole];
+/// Every part (feature `dense-parts`, for `benches/menu_fusion.rs` only).
+#[cfg(feature = "dense-parts")]
+pub const EMBEDDED: &[DensePart] = &DensePart::ALL;
 
 /// Most words in one dense text of a part other than [`DensePart::Whole`] and
 /// [`DensePart::Head`]: a part longer than this is cut into chunks of whole lines, so each
