@@ -299,28 +299,22 @@ fn a_skill_added_or_removed_is_a_miss_for_itself_only() {
         "---\nname: echo\ndescription: Echo translates letters between languages.\n---\n\n# echo\n\n```bash\npython3 tool.py letters translate\n```\n",
     )
     .expect("write");
-    let b = build(d);
-    let c = b.outcome.checked;
-    assert_eq!(
-        (c.cache_hits, c.cache_misses, c.cache_written),
-        (4, 1, 1),
-        "added: {c:?}"
-    );
-    assert_eq!(b.ran("check_skill"), 1, "{:?}", b.executed);
-    assert_eq!(tree(&d.join("out")), clean(d), "a skill added");
+    builds_like_clean(d, (4, 1, 1), 1, "a skill added");
     assert_eq!(entries(d).len(), 5);
 
     std::fs::remove_dir_all(d.join("skills/beta")).expect("rm");
+    builds_like_clean(d, (4, 0, 0), 0, "a skill removed");
+    assert_eq!(entries(d).len(), 4, "the removed skill's entry is pruned");
+}
+
+/// A fresh build of `d`: its cache (hits, misses, entries written) and `check_skill` runs are
+/// `counts` and `checked`, and its `out/` is a clean build's.
+fn builds_like_clean(d: &Path, counts: (usize, usize, usize), checked: usize, what: &str) {
     let b = build(d);
     let c = b.outcome.checked;
-    assert_eq!(
-        (c.cache_hits, c.cache_misses, c.cache_written),
-        (4, 0, 0),
-        "removed: {c:?}"
-    );
-    assert_eq!(b.ran("check_skill"), 0, "{:?}", b.executed);
-    assert_eq!(tree(&d.join("out")), clean(d), "a skill removed");
-    assert_eq!(entries(d).len(), 4, "the removed skill's entry is pruned");
+    assert_eq!((c.cache_hits, c.cache_misses, c.cache_written), counts, "{what}: {c:?}");
+    assert_eq!(b.ran("check_skill"), checked, "{what}: {:?}", b.executed);
+    assert_eq!(tree(&d.join("out")), clean(d), "{what}");
 }
 
 /// The inputs no cached result reads — the signing key, `SOURCE_DATE_EPOCH`, the catalog's
