@@ -292,8 +292,8 @@ impl Menu {
     }
 
     /// The menu of a parsed index (and its dense vectors, when the index names them and they
-    /// are given): [`Menu::load`] after [`Index::parse`], for a reader that parsed the index
-    /// itself (beside its signature's hash, [`Index::parse_beside`]).
+    /// are given): [`Menu::load`] after `Index::parse`, for a reader that parsed the index
+    /// itself (beside its signature's hash, `Index::parse_beside`).
     ///
     /// # Errors
     /// `Malformed` when the vectors do not fit the index, or its triggers cannot be matched.
