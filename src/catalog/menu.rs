@@ -40,9 +40,11 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use sha2::Digest as _;
+
+mod checked;
+use checked::Checked;
 
 use super::read::{ReadError, Trust, TrustError, folder_signer, read_tree, tree_signer};
 use crate::embed::Embedder;
@@ -249,40 +251,6 @@ pub struct MenuCatalog {
     key: PublicKey,
     /// The skills whose files this reader has checked and found as the catalog lists them.
     checked: Checked,
-}
-
-/// One flag per skill of the index: its files were checked by this open catalog and verified
-/// ([`MenuCatalog::select`], [`MenuCatalog::playbook`]). Only a pass is remembered: a skill
-/// that failed, or could not be read, is checked again the next time it would be offered.
-struct Checked(Box<[AtomicBool]>);
-
-impl Checked {
-    fn new(skills: usize) -> Checked {
-        Checked((0..skills).map(|_| AtomicBool::new(false)).collect())
-    }
-
-    fn get(&self, i: usize) -> bool {
-        self.0.get(i).is_some_and(|c| c.load(Ordering::Acquire))
-    }
-
-    fn set(&self, i: usize) {
-        if let Some(c) = self.0.get(i) {
-            c.store(true, Ordering::Release);
-        }
-    }
-
-    fn forget(&self) {
-        for c in &self.0 {
-            c.store(false, Ordering::Release);
-        }
-    }
-}
-
-impl fmt::Debug for Checked {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let n = self.0.iter().filter(|c| c.load(Ordering::Relaxed)).count();
-        write!(f, "Checked({n} of {} skills)", self.0.len())
-    }
 }
 
 fn refused(dir: &Path, failures: Vec<Failure>) -> CatalogError {

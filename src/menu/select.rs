@@ -13,6 +13,9 @@ use super::score::{Scratch, TopK, add_products, with_scratch};
 use super::settings::MAX_SIZE;
 use super::text::fold;
 
+mod turn;
+use turn::Turn;
+
 /// How a skill got into the menu.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -220,65 +223,6 @@ fn rule(triggered: bool, gate: bool, always: bool, semantic: bool, tau: Option<f
         (true, _) | (false, true) => passes.then_some(Pass::Semantic),
         (false, false) if always => Some(if passes { Pass::Semantic } else { Pass::Always }),
         (false, false) => None,
-    }
-}
-
-/// One turn scored into this thread's buffers ([`Menu::with_turn`]).
-struct Turn<'a> {
-    menu: &'a Menu,
-    scratch: &'a Scratch,
-    qnorm: f32,
-    /// The turn's words (`lexical::Feature::words` of all its features).
-    words: u64,
-    fused: Option<(&'a [f32], &'a Vectors)>,
-    hits: &'a std::collections::BTreeMap<usize, Vec<String>>,
-    allowed: Option<&'a [usize]>,
-}
-
-impl Turn<'_> {
-    /// Whether skill `i` is a candidate of the turn.
-    fn is_candidate(&self, i: usize) -> bool {
-        self.scratch.seen[i]
-    }
-
-    /// The candidates, in no particular order.
-    fn candidates(&self) -> impl Iterator<Item = usize> + '_ {
-        self.scratch
-            .cands
-            .iter()
-            .map(|&c| c as usize)
-            .filter(|&i| self.scratch.seen[i])
-    }
-
-    /// The score `s` of candidate `i`: its lexical cosine times its coordination factor
-    /// (`lexical::coverage`), fused with the dense one when the turn has a vector; four
-    /// decimals, never below 0.
-    fn score(&self, i: usize) -> f64 {
-        let acc = self.scratch.acc[i];
-        let l = if acc == 0.0 {
-            0.0
-        } else {
-            f64::from(
-                self.menu.lexical_score(acc, self.qnorm, i) * lexical::coverage(self.scratch.words[i], self.words),
-            )
-        };
-        let s = match self.fused {
-            Some((q, v)) => {
-                let beta = f64::from(dense::DENSE_WEIGHT);
-                (1.0 - beta) * l + beta * f64::from(v.cosine(i, q))
-            }
-            None => l,
-        };
-        round4(s.max(0.0))
-    }
-
-    fn candidate(&self, i: usize) -> Candidate {
-        Candidate {
-            index: i,
-            hits: self.hits.get(&i).cloned().unwrap_or_default(),
-            triggered: !self.menu.index.skills[i].triggers.is_empty(),
-            score: self.score(i),
-        }
     }
 }
 
