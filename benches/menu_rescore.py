@@ -9,12 +9,14 @@ before writing it in Rust.
 It reads the index as FORMATS.md gives it (postings, norms, lexicon), re-implements the turn's
 features of `src/menu/lexical.rs` (stop words and suffixes are read from that file) and scores
 every turn under each rule; τ is the lowest multiple of 0.005 with false offers ≤ 15 %, as
-`skillc menu calibrate` chooses it. Rule `lexical3` reproduces `skillc`'s scores (checked to
-four decimals and its battery figures exactly on the corpus catalog, 2026-12-02). Rules:
+`skillc menu calibrate` chooses it. Rule `coord` reproduces the shipped `lexical/3` (checked
+to four decimals and its battery figures exactly on the corpus catalog, 2026-12-02). Rules:
 
-- `coord`: the cosine × coordination factor (lexical/3 before a word counted once);
+- `coord`: the cosine × coordination factor — the shipped `lexical/3`;
 - `lexical3`: a word counted once (per skill the best product among its features, the norm
-  counting the word by its own stem, or its largest known feature), × coordination;
+  counting the word by its own stem, or its largest known feature), × coordination — tried
+  and not shipped (BENCHMARKS.md, "Tried 2026-12-02 and not shipped"; branch `direct`,
+  093ef9d, where it reproduced that branch's binary);
 - `head+A`: `lexical3` fused with a cosine over the head fields only (name, title, triggers,
   description, tags from `skillc read-properties`, their own df), weight A (e.g. `head+0.5`):
   an experiment that needs a second norm per skill in the index (not built).
