@@ -440,6 +440,11 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> EventError + '_ {
 /// `write` on an `O_APPEND` file, then `fdatasync`. A previous line left without its line
 /// break (a writer that crashed) gets one first, in the same write.
 ///
+/// The check for that line break and the write happen under an exclusive advisory lock
+/// (`flock`) on the log: without it, a writer could read the size while another's write is
+/// half copied (Linux grows the size page by page), see a torn line that is not one, and
+/// add a stray blank line. Readers take no lock; the lock goes when the file is closed.
+///
 /// # Errors
 /// [`EventError`] for an invalid event or a file-system failure.
 pub fn append(path: &Path, event: &Event) -> Result<(), EventError> {
@@ -453,6 +458,7 @@ pub fn append(path: &Path, event: &Event) -> Result<(), EventError> {
         .read(true)
         .open(path)
         .map_err(io_err(path))?;
+    file.lock().map_err(io_err(path))?;
     let mut bytes = Vec::with_capacity(line.len() + 1);
     if !ends_with_newline(&file) {
         bytes.push(b'\n');

@@ -125,7 +125,10 @@ impl P {
         std::fs::read_to_string(self.path().join(rel))
             .unwrap_or_default()
             .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{rel}: a line is not JSON: {e}")))
+            .enumerate()
+            .map(|(i, l)| {
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("{rel}:{}: a line is not JSON ({e}): {l:?}", i + 1))
+            })
             .collect()
     }
 
