@@ -440,11 +440,12 @@ pub fn render_human(diag: &Diagnostic, source: Option<&SourceText<'_>>, options:
     let message = printable(&diag.message);
     let title = level.primary_title(message.as_ref()).id(diag.rule.code);
     let mut groups: Vec<Group<'_>> = Vec::new();
-    let snippet = source.and_then(|src| snippet_for(diag, src));
+    let file = printable(&diag.file);
+    let snippet = source.and_then(|src| snippet_for(diag, &file, src));
     let group = match snippet {
         Some(snippet) => title.element(snippet),
         None => {
-            let origin = annotate_snippets::Origin::path(diag.file.as_str())
+            let origin = annotate_snippets::Origin::path(file.as_ref())
                 .line(diag.span.start.line as usize)
                 // `Origin` columns are displayed as given: 1-based, like `Pos::column`.
                 .char_column(diag.span.start.column as usize);
@@ -467,22 +468,20 @@ pub struct SourceText<'a> {
 }
 
 impl<'a> SourceText<'a> {
-    /// Indexes `text`. Control characters other than tab and line breaks are shown as `?`
-    /// (`¿` for the two-byte C1 controls), so a snippet never sends escape sequences to the
-    /// terminal; byte offsets stay the same.
+    /// Indexes `text`. Control characters other than tab and line breaks, and the bidirectional
+    /// controls ([`is_bidi_control`]), are shown as `?`, `¿` or `�` (the replacement with the
+    /// same UTF-8 length), so a snippet never sends escape sequences to the terminal nor
+    /// reorders what it shows; byte offsets stay the same.
     pub fn new(text: &'a str) -> SourceText<'a> {
-        let unsafe_char = |c: char| c.is_control() && !matches!(c, '\t' | '\n' | '\r');
+        let unsafe_char = |c: char| (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || is_bidi_control(c);
         let text = if text.chars().any(unsafe_char) {
             std::borrow::Cow::Owned(
                 text.chars()
-                    .map(|c| {
-                        if !unsafe_char(c) {
-                            c
-                        } else if c.len_utf8() == 1 {
-                            '?'
-                        } else {
-                            '¿'
-                        }
+                    .map(|c| match c.len_utf8() {
+                        _ if !unsafe_char(c) => c,
+                        1 => '?',
+                        2 => '¿',
+                        _ => '\u{FFFD}',
                     })
                     .collect(),
             )
@@ -494,13 +493,43 @@ impl<'a> SourceText<'a> {
     }
 }
 
-/// A message with control characters escaped (`\u{1b}`), safe to print to a terminal.
+/// Whether `c` is a bidirectional control (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F,
+/// U+061C): printed raw it reorders the text around it on a terminal (Trojan Source,
+/// CVE-2021-42574).
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
+/// A message, path or label with control and bidirectional characters escaped (`\u{1b}`,
+/// `\u{202e}`), safe to print to a terminal.
 pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
-    if s.chars().any(char::is_control) {
+    let unsafe_char = |c: char| c.is_control() || is_bidi_control(c);
+    if s.chars().any(unsafe_char) {
         std::borrow::Cow::Owned(
             s.chars()
                 .map(|c| {
-                    if c.is_control() {
+                    if unsafe_char(c) {
+                        c.escape_default().to_string()
+                    } else {
+                        c.to_string()
+                    }
+                })
+                .collect(),
+        )
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
+/// [`printable`] for multi-line text: line breaks and tabs are kept, every other control or
+/// bidirectional character is escaped (for a diff shown on a terminal).
+pub fn printable_lines(s: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| (c.is_control() && !matches!(c, '\t' | '\n')) || is_bidi_control(c);
+    if s.chars().any(unsafe_char) {
+        std::borrow::Cow::Owned(
+            s.chars()
+                .map(|c| {
+                    if unsafe_char(c) {
                         c.escape_default().to_string()
                     } else {
                         c.to_string()
@@ -516,6 +545,7 @@ pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
 /// Builds a snippet holding only the lines the diagnostic touches (cheap on large files).
 fn snippet_for<'a>(
     diag: &'a Diagnostic,
+    file: &'a str,
     source: &'a SourceText<'a>,
 ) -> Option<Snippet<'a, annotate_snippets::Annotation<'a>>> {
     let (src, index) = (source.text.as_ref(), &source.index);
@@ -551,7 +581,7 @@ fn snippet_for<'a>(
     }
     let mut snippet = Snippet::source(text)
         .line_start(first as usize)
-        .path(diag.file.as_str())
+        .path(file)
         .annotation(primary);
     for r in &diag.related {
         if r.span.start.line >= first && r.span.start.line <= last {
@@ -607,5 +637,49 @@ mod tests {
         let d = Diagnostic::new(&SK001, "skills/a", Span::at(Pos::START), "missing SKILL.md");
         let out = render_human(&d, None, RenderOptions { color: false });
         assert!(out.contains("skills/a:1:1"), "{out}");
+    }
+
+    #[test]
+    fn paths_sources_and_messages_never_reach_the_terminal_raw() {
+        static SK002: Rule = Rule {
+            code: "SK002",
+            name: "test",
+            severity: RuleSeverity::Diagnostic(Severity::Warning),
+            summary: "",
+            explanation: "",
+        };
+        let text = "name: a\u{202E}b\u{1b}[31m\n";
+        let src = SourceText::new(text);
+        assert_eq!(src.text.len(), text.len(), "byte offsets are kept");
+        let span = Span {
+            start: Pos {
+                line: 1,
+                column: 7,
+                offset: 6,
+            },
+            end: Pos {
+                line: 1,
+                column: 8,
+                offset: 7,
+            },
+        };
+        let d = Diagnostic::new(
+            &SK002,
+            "skills/b\u{1b}[2J\u{2066}x/SKILL.md",
+            span,
+            "bad \u{202E} name\u{7}",
+        );
+        for out in [
+            render_human(&d, Some(&src), RenderOptions { color: false }),
+            render_human(&d, None, RenderOptions { color: false }),
+            render_short(&d),
+        ] {
+            assert!(
+                !out.chars().any(|c| (c.is_control() && c != '\n') || is_bidi_control(c)),
+                "{out:?}"
+            );
+            assert!(out.contains(r"skills/b\u{1b}[2J\u{2066}x/SKILL.md"), "{out}");
+        }
+        assert_eq!(printable_lines("a\tb\n\u{202E}c\r\n"), "a\tb\n\\u{202e}c\\r\n");
     }
 }

@@ -205,7 +205,14 @@ pub(crate) fn run(
     for p in &planned {
         totals.skills += 1;
         if diff_only {
-            out.write(&diff(p))?;
+            // On a terminal, control and bidirectional characters are escaped so that the diff
+            // shows what the file holds; piped, it stays a patch that applies.
+            let text = diff(p);
+            if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                out.write(&crate::diag::printable_lines(&text))?;
+            } else {
+                out.write(&text)?;
+            }
             totals.edits += p.fixed.applied.len();
             continue;
         }
