@@ -70,12 +70,27 @@ struct Server {
     thread: std::thread::JoinHandle<std::io::Result<()>>,
 }
 
-fn start(config: Config, addr: SocketAddr, out: &mut Printer) -> anyhow::Result<Result<Server, Status>> {
+/// A token made for this start and not written yet: its state folder and the token.
+type NewToken = Option<(std::path::PathBuf, String)>;
+
+fn start(
+    config: Config,
+    new_token: NewToken,
+    addr: SocketAddr,
+    out: &mut Printer,
+) -> anyhow::Result<Result<Server, Status>> {
     let trust = config.open.trust.clone();
     let state = match State::open(config) {
         Ok(s) => s,
         Err(e) => return Ok(Err(super::catalog::refused(&e, &trust, "nothing is served", out)?)),
     };
+    if let Some((state_dir, token)) = new_token {
+        auth::create(&state_dir, &token)?;
+        out.note(&format!(
+            "note: created the owner token {} (mode 0600); owner routes need `Authorization: Bearer <token>`",
+            auth::token_path(&state_dir).display()
+        ));
+    }
     let listener = std::net::TcpListener::bind(addr).with_context(|| format!("listening on {addr}"))?;
     listener.set_nonblocking(true)?;
     let bound = listener.local_addr()?;
@@ -156,13 +171,15 @@ pub(crate) fn run(args: &ServeArgs, out: &mut Printer) -> anyhow::Result<Status>
     );
     let state_dir = project.root.join(".skillc");
     super::keys::ignore_state_dir(&state_dir)?;
-    let (token, created) = auth::load_or_create(&state_dir)?;
-    if created {
-        out.note(&format!(
-            "note: created the owner token {} (mode 0600); owner routes need `Authorization: Bearer <token>`",
-            auth::token_path(&state_dir).display()
-        ));
-    }
+    // A missing token is made now and written only once a catalog verifies (in `start`): a
+    // refused start leaves the project as it was.
+    let (token, new_token) = match auth::load(&state_dir)? {
+        Some(token) => (token, None),
+        None => {
+            let token = auth::generate(&state_dir)?;
+            (token.clone(), Some((state_dir.clone(), token)))
+        }
+    };
     let config = Config {
         out: catalog_dir.clone(),
         open: OpenOptions {
@@ -183,7 +200,7 @@ pub(crate) fn run(args: &ServeArgs, out: &mut Printer) -> anyhow::Result<Status>
         limits: Limits::default(),
     };
     if !args.watch {
-        let server = match start(config, args.addr, out)? {
+        let server = match start(config, new_token, args.addr, out)? {
             Ok(s) => s,
             Err(status) => return Ok(status),
         };
@@ -201,10 +218,11 @@ pub(crate) fn run(args: &ServeArgs, out: &mut Printer) -> anyhow::Result<Status>
     let mut server: Option<Server> = None;
     let mut refusal: Option<Status> = None;
     let mut config = Some(config);
+    let mut new_token = new_token;
     let mut printer = Printer::stdout(out.color);
     let status = super::watch::run_with(&watch_args, out, &mut |_| {
         match (&server, config.take()) {
-            (None, Some(c)) => match start(c, args.addr, &mut printer)? {
+            (None, Some(c)) => match start(c, new_token.take(), args.addr, &mut printer)? {
                 Ok(s) => server = Some(s),
                 Err(status) => {
                     refusal = Some(status);

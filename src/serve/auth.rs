@@ -37,12 +37,11 @@ pub fn token_path(state_dir: &Path) -> PathBuf {
     state_dir.join(TOKEN_FILE)
 }
 
-/// Reads the token, creating it (32 random bytes, hex, mode 0600) when missing. Returns the
-/// token and whether it was created.
+/// Reads the token; `None` when the file does not exist.
 ///
 /// # Errors
-/// [`TokenError`] when it cannot be read or created, is readable by others, or is not a token.
-pub fn load_or_create(state_dir: &Path) -> Result<(String, bool), TokenError> {
+/// [`TokenError`] when it cannot be read, is readable by others, or is not a token.
+pub fn load(state_dir: &Path) -> Result<Option<String>, TokenError> {
     let path = token_path(state_dir);
     let shown = path.display().to_string();
     let io = |e: std::io::Error| TokenError::Io {
@@ -63,31 +62,50 @@ pub fn load_or_create(state_dir: &Path) -> Result<(String, bool), TokenError> {
             if token.len() != 64 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
                 return Err(TokenError::Invalid(shown));
             }
-            Ok((token, false))
+            Ok(Some(token))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::create_dir_all(state_dir).map_err(io)?;
-            let mut bytes = [0u8; 32];
-            getrandom::fill(&mut bytes).map_err(|e| TokenError::Io {
-                path: shown.clone(),
-                message: format!("no randomness: {e}"),
-            })?;
-            let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-            let mut options = std::fs::OpenOptions::new();
-            options.write(true).create_new(true);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                options.mode(0o600);
-            }
-            use std::io::Write as _;
-            let mut f = options.open(&path).map_err(io)?;
-            f.write_all(format!("{token}\n").as_bytes()).map_err(io)?;
-            f.sync_all().map_err(io)?;
-            Ok((token, true))
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(io(e)),
     }
+}
+
+/// A new token, 32 random bytes as 64 hexadecimal digits (not yet written: [`create`] writes it
+/// once the server can start, so that a refused start leaves no token behind).
+///
+/// # Errors
+/// [`TokenError::Io`] (naming the token file of `state_dir`) when the system has no randomness.
+pub fn generate(state_dir: &Path) -> Result<String, TokenError> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| TokenError::Io {
+        path: token_path(state_dir).display().to_string(),
+        message: format!("no randomness: {e}"),
+    })?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Writes `token` as the token file of `state_dir` (mode 0600, created with its folder; never
+/// over an existing file: two servers starting at once cannot replace each other's token).
+///
+/// # Errors
+/// [`TokenError::Io`] when the file exists or cannot be written.
+pub fn create(state_dir: &Path, token: &str) -> Result<(), TokenError> {
+    let path = token_path(state_dir);
+    let io = |e: std::io::Error| TokenError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    };
+    std::fs::create_dir_all(state_dir).map_err(io)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    use std::io::Write as _;
+    let mut f = options.open(&path).map_err(io)?;
+    f.write_all(format!("{token}\n").as_bytes()).map_err(io)?;
+    f.sync_all().map_err(io)
 }
 
 /// Compares without stopping at the first difference (no timing hint of the prefix).
@@ -189,17 +207,21 @@ mod tests {
     #[test]
     fn token_is_created_private_and_reused() {
         let dir = tempfile::tempdir().unwrap();
-        let (a, created) = load_or_create(dir.path()).unwrap();
-        assert!(created && a.len() == 64);
-        let (b, created) = load_or_create(dir.path()).unwrap();
-        assert!(!created && a == b);
+        assert_eq!(load(dir.path()).unwrap(), None);
+        let a = generate(dir.path()).unwrap();
+        assert!(a.len() == 64 && a != generate(dir.path()).unwrap());
+        assert_eq!(load(dir.path()).unwrap(), None, "generating writes nothing");
+        create(dir.path(), &a).unwrap();
+        assert_eq!(load(dir.path()).unwrap(), Some(a.clone()));
+        assert!(create(dir.path(), "b").is_err(), "an existing token is never replaced");
+        assert_eq!(load(dir.path()).unwrap(), Some(a));
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             let p = token_path(dir.path());
             assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
             std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
-            assert!(matches!(load_or_create(dir.path()), Err(TokenError::Exposed(..))));
+            assert!(matches!(load(dir.path()), Err(TokenError::Exposed(..))));
         }
     }
 }

@@ -479,6 +479,9 @@ fn a_catalog_that_does_not_verify_is_not_served() {
         "{}",
         r.stderr
     );
+    // A refused start leaves the project as it was: no owner token is created.
+    assert!(!p.path().join(".skillc/serve.token").exists(), "{}", r.stderr);
+    assert!(!r.stderr.contains("created the owner token"), "{}", r.stderr);
 }
 
 #[test]
