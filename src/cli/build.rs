@@ -246,7 +246,7 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
                 .into_values()
                 .map(|e| (e.name, e.source))
                 .collect(),
-            menu: menu_settings(root, &project.menu)?,
+            menu: super::menu::build_settings(root, &project.menu)?,
         },
         vocab_text: vtext,
         _lock: lock,
@@ -325,17 +325,6 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
     }
     let status = finish(args, out, &outcome, &session.options().out_dir, started)?;
     Ok(status)
-}
-
-/// The menu settings of the build ([`super::menu::build_settings`]), after checking that
-/// `menu-calibration.toml` is text: that code takes invalid UTF-8 for "no calibration".
-fn menu_settings(
-    root: &Path,
-    configured: &crate::menu::settings::MenuSettings,
-) -> anyhow::Result<crate::menu::settings::MenuSettings> {
-    let calibration = root.join(crate::menu::settings::CALIBRATION_FILE);
-    project::read_text_at(&calibration, "record it again with `skillc menu calibrate BATTERY`")?;
-    super::menu::build_settings(root, configured)
 }
 
 /// The key id of the public key in `out/` (the last catalog's signer), when one is readable.

@@ -372,14 +372,24 @@ pub(crate) fn playbook(args: &PlaybookArgs, out: &mut Printer) -> anyhow::Result
     Ok(Status::Success)
 }
 
+/// The thresholds recorded in `menu-calibration.toml` (none when the file does not exist).
+///
+/// # Errors
+/// When the file exists and cannot be read, is not UTF-8 (at its `file:line:column`) or does
+/// not parse: a calibration that cannot be read is never taken for an absent one (`menu
+/// calibrate` would replace it with one entry, losing the others).
+fn read_calibrations(path: &Path) -> anyhow::Result<Vec<Calibration>> {
+    match super::project::read_text_at(path, "record it again with `skillc menu calibrate BATTERY`")? {
+        Some(text) => settings::parse_calibrations(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display())),
+        None => Ok(Vec::new()),
+    }
+}
+
 /// The menu settings a build writes into the index: `pipeline.toml`'s, with the threshold
 /// for the build's embedder picked from `[menu] threshold` or `menu-calibration.toml`.
 pub(crate) fn build_settings(root: &Path, configured: &MenuSettings) -> anyhow::Result<MenuSettings> {
     let path = root.join(settings::CALIBRATION_FILE);
-    let recorded = match std::fs::read_to_string(&path) {
-        Ok(t) => settings::parse_calibrations(&t).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
-        Err(_) => Vec::new(),
-    };
+    let recorded = read_calibrations(&path)?;
     let embedder = match &configured.embedder {
         Some(e) => crate::menu::dense::fused_id(&crate::build::dense::configured(e, root)?.id()),
         None => crate::menu::lexical::EMBEDDER.to_owned(),
@@ -484,10 +494,7 @@ fn record(
 ) -> anyhow::Result<PathBuf> {
     let root = super::project::find_root(&std::env::current_dir()?);
     let path = root.join(settings::CALIBRATION_FILE);
-    let existing = match std::fs::read_to_string(&path) {
-        Ok(t) => settings::parse_calibrations(&t).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
-        Err(_) => Vec::new(),
-    };
+    let existing = read_calibrations(&path)?;
     let new = Calibration {
         embedder: embedder.to_owned(),
         recipe: recipe.to_owned(),

@@ -76,6 +76,32 @@ fn calibration_and_baseline_that_are_not_utf8_are_reported_at_the_byte() {
     }
 }
 
+/// `menu calibrate` reads the recorded thresholds before it adds one: a calibration file that
+/// is not UTF-8 is refused at its byte and left as it was. Fails before the fix: it was taken
+/// as absent and replaced by the new threshold alone.
+#[test]
+fn menu_calibrate_never_replaces_a_calibration_it_cannot_read() {
+    let p = project();
+    let built = run(p.path(), &["build", "--key", "test.key"]);
+    assert_eq!(built.code, Some(0), "{}", built.stderr);
+    let battery = "schema = \"skillc.menu-battery/1\"\n\n[[turn]]\nid = \"n1\"\nkind = \"none\"\ntext = \"hello there\"\nexpected = []\n";
+    std::fs::write(p.path().join("battery.toml"), battery).expect("write");
+    let bad: &[u8] = b"# one\n# two\n# \xC3\xA9\xFF\n";
+    std::fs::write(p.path().join("menu-calibration.toml"), bad).expect("write");
+    let r = run(p.path(), &["menu", "calibrate", "battery.toml"]);
+    assert_eq!(r.code, Some(2), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("menu-calibration.toml:3:4: not valid UTF-8 (byte 0xFF at offset 16)"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        std::fs::read(p.path().join("menu-calibration.toml")).expect("read"),
+        bad
+    );
+}
+
 /// A newline, a tab or a carriage return in a file or folder name: `check` reports `SK045` and
 /// `scan` reports `SC004` (high, so exit 1) for the same names, one rule behind both.
 #[test]
