@@ -102,6 +102,24 @@ fn menu_calibrate_never_replaces_a_calibration_it_cannot_read() {
     );
 }
 
+/// An output folder where nothing can be created (procfs) is named in the error, as the user
+/// gave it, with the reason; nothing of the project changes. Failed before the fix with the
+/// internal spare path alone.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_output_folder_that_cannot_be_created_is_named() {
+    let p = project();
+    let r = run(p.path(), &["build", "--key", "test.key", "--out", "/proc/skillc-out"]);
+    assert_eq!(r.code, Some(2), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("error: /proc/skillc-out: cannot create /proc/.skillc-out.skillc-next"),
+        "{}",
+        r.stderr
+    );
+    assert!(!p.path().join("out").exists());
+}
+
 /// A newline, a tab or a carriage return in a file or folder name: `check` reports `SK045` and
 /// `scan` reports `SC004` (high, so exit 1) for the same names, one rule behind both.
 #[test]
