@@ -106,23 +106,7 @@ pub(super) fn publish<'p, 'a>(
             && r.generation == previous.generation
             && publish::identity(&spare_dir) == Some(r.identity)
     });
-    // The spare is made beside `out/` (the same file system, for the atomic switch): a place
-    // that cannot hold it is reported now, naming the output folder, not later as an internal
-    // path. The probe leaves no folder behind: whether the spare exists is part of its state.
-    let probe = if spare_dir.exists() {
-        Ok(())
-    } else {
-        std::fs::create_dir_all(&spare_dir).and_then(|()| std::fs::remove_dir(&spare_dir))
-    };
-    if let Err(e) = probe {
-        return Err(EmitError::Io {
-            path: out_dir.display().to_string(),
-            message: format!(
-                "cannot create {}, where the new catalog is written before it replaces the output folder: {e}",
-                spare_dir.display()
-            ),
-        });
-    }
+    probe_spare(&spare_dir, out_dir)?;
     // From here on the spare changes: its record goes first, so that a build killed while
     // writing leaves none and the next build lists the spare.
     match std::fs::remove_file(spare_check.record_file) {
@@ -250,6 +234,25 @@ fn prepare_spare(
         state.remove(&f);
     }
     Ok((state, None))
+}
+
+/// Checks that the spare can be made beside `out/` (the same file system, for the atomic
+/// switch): a place that cannot hold it is reported before any work, naming the output folder
+/// as the user gave it, not later as an internal path. The probe leaves no folder behind:
+/// whether the spare exists is part of its state.
+fn probe_spare(spare_dir: &Path, out_dir: &Path) -> Result<(), EmitError> {
+    if spare_dir.exists() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(spare_dir)
+        .and_then(|()| std::fs::remove_dir(spare_dir))
+        .map_err(|e| EmitError::Io {
+            path: out_dir.display().to_string(),
+            message: format!(
+                "cannot create {}, where the new catalog is written before it replaces the output folder: {e}",
+                spare_dir.display()
+            ),
+        })
 }
 
 /// The `/`-separated paths of every file under `dir` (names only, nothing `stat`ed; none when
