@@ -379,6 +379,12 @@ pub fn read_file(path: &Path, skill_dir: &Path, limit: u64, read_contents: bool)
             .unwrap_or_default();
         let inside = match (path.canonicalize(), skill_dir.canonicalize()) {
             (Ok(t), Ok(d)) => t.starts_with(&d),
+            // A link that leads back to itself (or round a cycle) is not broken: say which.
+            (Err(e), _) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
+                return Contents::Unreadable {
+                    error: format!("symbolic link to `{target}` that leads round a loop of links"),
+                };
+            }
             (Err(_), _) => {
                 return Contents::Unreadable {
                     error: format!("broken symbolic link to `{target}`"),

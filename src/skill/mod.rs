@@ -189,7 +189,7 @@ fn file_problem(contents: &Contents, path: &str, limit: u64, what: &str) -> Opti
         ),
         Contents::Unreadable { error } => Some(
             Diagnostic::new(&rules::SK044, path, at_start, format!("cannot read {what}: {error}"))
-                .help("make it a regular file that skillc may read (not a folder, a FIFO, a device or a broken link)"),
+                .help("make it a regular file that skillc may read (not a folder, a FIFO, a device, a broken link or a loop of links)"),
         ),
     }
 }

@@ -226,3 +226,21 @@ fn a_broken_link_inside_the_skill_is_unreadable_not_an_escape() {
         run.stdout
     );
 }
+
+#[test]
+fn a_link_that_leads_back_to_itself_is_called_a_loop_not_broken() {
+    let tmp = limited_project("");
+    let skill = tmp.path().join("skills/limited");
+    std::os::unix::fs::symlink("self.csv", skill.join("self.csv")).expect("symlink");
+    std::os::unix::fs::symlink("b.csv", skill.join("a.csv")).expect("symlink");
+    std::os::unix::fs::symlink("a.csv", skill.join("b.csv")).expect("symlink");
+    let run = skillc(tmp.path(), ["check", "--format", "short", "skills"]);
+    assert_eq!(run.code, Some(1));
+    for (file, target) in [("self.csv", "self.csv"), ("a.csv", "b.csv"), ("b.csv", "a.csv")] {
+        let want = format!(
+            "skills/limited/{file}:1:1: error[SK044]: cannot read support file: symbolic link to `{target}` that leads round a loop of links"
+        );
+        assert!(run.stdout.contains(&want), "{want}\n{}", run.stdout);
+    }
+    assert!(!run.stdout.contains("broken"), "{}", run.stdout);
+}
