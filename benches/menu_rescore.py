@@ -10,9 +10,16 @@ It reads the index as FORMATS.md gives it (postings, norms, lexicon), re-impleme
 features of `src/menu/lexical.rs` (stop words and suffixes are read from that file) and scores
 every turn under each rule; τ is the lowest multiple of 0.005 with false offers ≤ 15 %, as
 `skillc menu calibrate` chooses it. Rule `coord` reproduces the shipped `lexical/3` (checked
-to four decimals and its battery figures exactly on the corpus catalog, 2026-12-02). Rules:
+to four decimals and its battery figures exactly on the corpus catalog, 2026-12-02); rule
+`lexical4` reproduces the shipped `lexical/4` (its battery figures exactly, on an index built
+by `lexical/4`, which holds the name twins it reads). Rules:
 
-- `coord`: the cosine × coordination factor — the shipped `lexical/3`;
+- `lexical4`: the shipped `lexical/4` — a word counted once (per skill the best product among
+  its stem, prefix and concept features; trigrams summed), the turn's norm over the features
+  some skill has, × coordination × the name bonus `1 + NAME_BONUS × share` (the share of the
+  turn's words whose features have a name twin `n:<hash:08x>` in the skill); `lexical4:B`
+  sets NAME_BONUS to B (shipped 1.0);
+- `coord`: the cosine × coordination factor — `lexical/3`;
 - `lexical3`: a word counted once (per skill the best product among its features, the norm
   counting the word by its own stem, or its largest known feature), × coordination — tried
   and not shipped (BENCHMARKS.md, "Tried 2026-12-02 and not shipped"; branch `direct`,
@@ -232,8 +239,48 @@ def head_vectors(idx, props):
     return dict(post), [math.sqrt(x) for x in norm]
 
 
+def lexical4(idx, turn, bonus=1.0):
+    """Per skill the `lexical/4` score (see the module doc)."""
+    f, nw = turn_features(idx, turn)
+    df = {h: len(idx.post[h]) for h in f if h in idx.post}
+    acc, cov, named = defaultdict(float), defaultdict(set), defaultdict(set)
+    groups = defaultdict(list)
+    for h, (w, word, ws, lead) in sorted(f.items()):
+        groups[word].append((h, w, ws))
+    qn = 0.0
+    for word in sorted(groups, key=lambda k: (k is None, k)):
+        best = {}
+        for h, w, ws in groups[word]:
+            if h not in df:
+                continue
+            q = w * idx.idf(df[h])
+            qn += q * q
+            for i, dw in idx.post[h]:
+                v = q * idx.idf(df[h]) * dw
+                if word is None:
+                    acc[i] += v
+                else:
+                    best[i] = max(best.get(i, 0.0), v)
+                cov[i] |= ws
+        for i, v in best.items():
+            acc[i] += v
+    for h, (w, word, ws, lead) in f.items():
+        if ws:
+            for i, _ in idx.post.get(fnv("n", f"{h:08x}"), []):
+                named[i] |= ws
+    qn = math.sqrt(qn)
+    out = {}
+    for i, a in acc.items():
+        if qn and idx.norm[i]:
+            share = len(named[i] & set(range(nw))) / nw if nw else 0.0
+            out[i] = a / (qn * idx.norm[i]) * (len(cov[i]) / nw if nw else 1.0) * (1 + bonus * share)
+    return out
+
+
 def ranking(idx, turn, rule, head):
-    if rule == "coord":
+    if rule.startswith("lexical4"):
+        s = lexical4(idx, turn, float(rule.split(":")[1]) if ":" in rule else 1.0)
+    elif rule == "coord":
         s = cosine(idx, turn, idx.post, idx.norm, once=False)
     else:
         s = cosine(idx, turn, idx.post, idx.norm)
@@ -277,7 +324,7 @@ def main():
     ap.add_argument("--turn")
     a = ap.parse_args()
     idx = Index(os.path.join(a.out, "menu.idx"))
-    rules = a.rule or ["coord", "lexical3"]
+    rules = a.rule or ["lexical4", "coord"]
     head = None
     if any(r.startswith("head+") for r in rules):
         cache = os.path.join(a.out, ".rescore-props.json")

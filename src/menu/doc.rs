@@ -125,6 +125,7 @@ impl IndexDoc {
                 text: t,
                 weight: p.weight(),
                 head: p.head(),
+                name: matches!(p, Part::Name | Part::Title),
             })
             .collect()
     }

@@ -82,7 +82,7 @@ pub fn dequantize(q: u8) -> f32 {
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Header {
-    /// The built-in embedder (`lexical/3`).
+    /// The built-in embedder (`lexical/4`).
     pub embedder: String,
     /// The document recipe (`doc/1`).
     pub recipe: String,

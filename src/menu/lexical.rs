@@ -1,4 +1,4 @@
-//! The built-in embedder (`lexical/3`): deterministic hashed features, no model, no network
+//! The built-in embedder (`lexical/4`): deterministic hashed features, no model, no network
 //! (RUNTIME.md §1, "Embedders and the threshold").
 //!
 //! # Features
@@ -29,12 +29,38 @@
 //! the [`MAX_FEATURES`] heaviest. The catalog-wide part — `idf = ln(1 + N / df)` and each
 //! document's norm — is applied when the index is loaded or rendered, never stored in an
 //! entry, so that an edit of one skill recomputes one entry. The score of a turn is the cosine
-//! of the idf-weighted vectors times the coordination factor ([`coverage`]: the share of the
-//! turn's words the skill has by a word, prefix or concept feature).
+//! of the idf-weighted vectors (each word of the turn counted once per skill, by its best
+//! feature; the turn's norm over the features some skill has), times the coordination factor
+//! ([`coverage`]: the share of the turn's words the skill has by a word, prefix or concept
+//! feature), times the name bonus ([`name_bonus`]: the share of the turn's words the skill's
+//! name or title has).
+//!
+//! A document also stores, at the smallest weight, a *name twin* ([`name_twin`]) of every word,
+//! prefix and concept feature of its name and title: it tells the scorer which of the turn's
+//! words the name matches (a fielded term, like `title:deploy` in a multi-field query), and
+//! adds almost nothing to the norm.
 //!
 //! `lexical/3` (from `lexical/2`): the coordination factor. On the battery (BENCHMARKS.md,
 //! "Menu") a turn's word that the vocabulary expands into four or five concepts made the
 //! skills about that word alone outrank the skill that had most of the turn's words.
+//!
+//! `lexical/4` (from `lexical/3`), three rules measured together on the battery (BENCHMARKS.md,
+//! "Menu"; each alone loses elsewhere):
+//!
+//! - *a word counts once*: per skill only the best product among one word's stem, prefix and
+//!   concept features enters the cosine (Lucene's `DisjunctionMaxQuery` with tie-breaker 0,
+//!   the treatment Lucene's `SynonymQuery` and Indri's `#syn` give a word's synonyms); letter
+//!   trigrams are still summed. Why: a word the vocabulary expands into six features
+//!   (`release`) outweighed three plain words (`create a new skill`);
+//! - *the turn's norm counts only features some skill has*: a feature no document has cannot
+//!   be matched, and counting it at the largest idf lowered every score of a turn with words
+//!   the catalog does not know (an Italian turn before an English catalog) against the
+//!   threshold; rankings within a turn do not change (the standard treatment of query terms
+//!   outside the collection's vocabulary, which have no idf);
+//! - *the name bonus*: × (1 + [`NAME_BONUS`] × the share of the turn's words the name or title
+//!   matches), the field-match evidence of learning-to-rank feature sets (LETOR's per-field
+//!   features: the title scored apart from the body). Why: a long body's incidental words
+//!   (a company name in an example) outweighed the turn's word in the skill's own name.
 
 use std::collections::BTreeMap;
 
@@ -43,12 +69,12 @@ use unicode_normalization::UnicodeNormalization;
 use crate::vocab::Vocabulary;
 
 /// The built-in embedder's id and version, recorded in every output.
-pub const EMBEDDER: &str = "lexical/3";
+pub const EMBEDDER: &str = "lexical/4";
 
 /// τ shipped with this embedder and recipe (`doc/1`), from `skillc menu calibrate` on the
 /// labelled battery over the shared corpus (BENCHMARKS.md, "Menu"); a project's own
 /// calibration replaces it.
-pub const CALIBRATED: f64 = 0.09;
+pub const CALIBRATED: f64 = 0.085;
 
 /// Letters kept by a `p:` prefix feature.
 pub const PREFIX: usize = 5;
@@ -65,6 +91,13 @@ pub const W_GRAM: f32 = 0.12;
 pub const W_CONCEPT: f32 = 0.8;
 /// Exponent of the coordination factor ([`coverage`]): 1, the classic `coord`, not tuned.
 pub const COORDINATION: f32 = 1.0;
+/// Weight of the name bonus ([`name_bonus`]): a skill whose name or title has every word of
+/// the turn scores double. Chosen on the battery's tuning part among 0.25–2 (BENCHMARKS.md,
+/// "Menu"); the held-out part confirmed it.
+pub const NAME_BONUS: f32 = 1.0;
+/// Stored weight of a name twin ([`name_twin`]): the smallest a posting can carry, so that
+/// twins hardly move a document's norm.
+pub const W_TWIN: f32 = 1.0 / 16.0;
 
 /// Words that carry no meaning for the menu (English and Italian).
 const STOP_WORDS: &[&str] = &[
@@ -526,6 +559,23 @@ pub fn coverage(matched: u64, turn_words: u64) -> f32 {
     ((matched & turn_words).count_ones() as f32 / n as f32).powf(COORDINATION)
 }
 
+/// The name twin of feature `id`: the feature a document stores, at [`W_TWIN`], for each word,
+/// prefix and concept feature of its name and title (FNV-1a of `n:` and the id's eight hex
+/// digits).
+pub fn name_twin(id: u32) -> u32 {
+    hash("n", &format!("{id:08x}"))
+}
+
+/// The name bonus of a skill: `1 + NAME_BONUS × s`, `s` the share of the turn's words
+/// (`turn_words`) that its name twins matched (`named`); 1 for a turn without words.
+pub fn name_bonus(named: u64, turn_words: u64) -> f32 {
+    let n = turn_words.count_ones();
+    if n == 0 {
+        return 1.0;
+    }
+    1.0 + NAME_BONUS * (named & turn_words).count_ones() as f32 / n as f32
+}
+
 /// Calls `f(kind, text, kind weight)` for each feature of one word.
 fn word_features(t: &Token, grams: bool, lexicon: &Lexicon, f: &mut impl FnMut(&str, &str, f32)) {
     f("w", &t.stem, W_WORD);
@@ -584,8 +634,9 @@ pub fn turn_features(turn: &str, lexicon: &Lexicon) -> Vec<Feature> {
         .collect()
 }
 
-/// One field of an index document: its text, its weight, and whether it is a head field
-/// (letter trigrams are taken from head fields only).
+/// One field of an index document: its text, its weight, whether it is a head field
+/// (letter trigrams are taken from head fields only) and whether it names the skill (its
+/// features get name twins).
 #[derive(Clone, Copy, Debug)]
 pub struct Field<'a> {
     /// The text.
@@ -594,16 +645,25 @@ pub struct Field<'a> {
     pub weight: f32,
     /// Whether letter trigrams are taken from it.
     pub head: bool,
+    /// Whether it is the skill's name or title ([`name_twin`]).
+    pub name: bool,
 }
 
 /// A document's stored features: `(id, weight)` sorted by id, at most [`MAX_FEATURES`] (the
-/// heaviest; ties by id). No catalog statistics enter them.
+/// heaviest; ties by id), then the name twins of its name fields at [`W_TWIN`] (not counted
+/// against the cap; a twin whose id is already a feature is left out). No catalog statistics
+/// enter them.
 pub fn doc_features(fields: &[Field<'_>], lexicon: &Lexicon) -> Vec<(u32, f32)> {
     let mut acc: BTreeMap<u32, f32> = BTreeMap::new();
+    let mut twins: std::collections::BTreeSet<u32> = Default::default();
     for field in fields {
         for t in tokens(field.text) {
             word_features(&t, field.head, lexicon, &mut |kind, text, w| {
-                *acc.entry(hash(kind, text)).or_insert(0.0) += w * field.weight;
+                let id = hash(kind, text);
+                *acc.entry(id).or_insert(0.0) += w * field.weight;
+                if field.name && kind != "g" {
+                    twins.insert(name_twin(id));
+                }
             });
         }
     }
@@ -612,6 +672,11 @@ pub fn doc_features(fields: &[Field<'_>], lexicon: &Lexicon) -> Vec<(u32, f32)> 
         v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         v.truncate(MAX_FEATURES);
         v.sort_by_key(|f| f.0);
+    }
+    for t in twins {
+        if let Err(at) = v.binary_search_by_key(&t, |f| f.0) {
+            v.insert(at, (t, W_TWIN));
+        }
     }
     v
 }

@@ -3,7 +3,7 @@
 //!
 //! - [`text`]: case folding, titles, one-line descriptions, triggers, `disabled`;
 //! - [`doc`]: the index document of a skill (recipe `doc/1`);
-//! - [`lexical`]: the built-in embedder (`lexical/3`);
+//! - [`lexical`]: the built-in embedder (`lexical/4`);
 //! - [`dense`]: dense vectors (of a `crate::embed::Embedder`: the external endpoint or the
 //!   local model) in the index, and the fusion of their scores with the built-in ones;
 //! - [`index`]: the per-skill [`index::Entry`] the build memoizes and the `out/menu.idx` file;

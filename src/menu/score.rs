@@ -23,6 +23,12 @@ pub struct Scratch {
     pub seen: Vec<bool>,
     /// Per skill: the turn's words it matched (`lexical::Feature::words`, OR-ed).
     pub words: Vec<u64>,
+    /// Per skill: the turn's words its name twins matched (`lexical::name_bonus`).
+    pub names: Vec<u64>,
+    /// Per skill: the best product of the current word's features (0 when not touched).
+    pub best: Vec<f32>,
+    /// The skills the current word touched, in the order first met.
+    pub word_cands: Vec<u32>,
     /// The candidates of this turn, in the order they were first met.
     pub cands: Vec<u32>,
 }
@@ -34,7 +40,10 @@ impl Scratch {
             self.acc = vec![0.0; n];
             self.seen = vec![false; n];
             self.words = vec![0; n];
+            self.names = vec![0; n];
+            self.best = vec![0.0; n];
             self.cands.clear();
+            self.word_cands.clear();
         }
     }
 
@@ -52,8 +61,14 @@ impl Scratch {
             self.acc[i as usize] = 0.0;
             self.seen[i as usize] = false;
             self.words[i as usize] = 0;
+            self.names[i as usize] = 0;
         }
         self.cands.clear();
+        // Folded after each word; cleared here too in case a turn stopped half-way.
+        for &i in &self.word_cands {
+            self.best[i as usize] = 0.0;
+        }
+        self.word_cands.clear();
     }
 }
 
@@ -68,6 +83,30 @@ pub fn add_products(postings: impl Iterator<Item = (usize, f32)>, qi: f32, words
         s.acc[i] += qi * w;
         s.words[i] |= words;
     }
+}
+
+/// Keeps, per skill of a postings list, the larger of its best product so far for the current
+/// word and `qi × w`, and adds the feature's turn words (`words`) to the skill's, marking the
+/// skills it touches first.
+pub fn add_best(postings: impl Iterator<Item = (usize, f32)>, qi: f32, words: u64, s: &mut Scratch) {
+    for (i, w) in postings {
+        s.mark(i);
+        if s.best[i] == 0.0 {
+            s.word_cands.push(i as u32);
+        }
+        s.best[i] = s.best[i].max(qi * w);
+        s.words[i] |= words;
+    }
+}
+
+/// Adds each touched skill's best product of the current word to its sum (in the order the
+/// skills were first met: the summation order is fixed) and clears the word's buffers.
+pub fn fold_best(s: &mut Scratch) {
+    for &i in &s.word_cands {
+        s.acc[i as usize] += s.best[i as usize];
+        s.best[i as usize] = 0.0;
+    }
+    s.word_cands.clear();
 }
 
 thread_local! {
@@ -200,6 +239,7 @@ mod tests {
                     text: &text,
                     weight: 1.0 + next(3) as f32,
                     head: next(2) == 0,
+                    name: next(2) == 0,
                 }];
                 Entry {
                     slug: format!("s{i:03}"),
@@ -312,6 +352,101 @@ mod tests {
         }
     }
 
+    /// A menu of skills `s000`, `s001`, … from `(name text, body text)`, no vocabulary.
+    fn menu_of(docs: &[(&str, &str)]) -> crate::menu::Menu {
+        use crate::menu::index::{self, Entry, Header};
+        use crate::menu::lexical::{self, Lexicon};
+        let lexicon = Lexicon::default();
+        let entries: Vec<Entry> = docs
+            .iter()
+            .enumerate()
+            .map(|(i, (name, body))| {
+                let fields = [
+                    lexical::Field {
+                        text: name,
+                        weight: 1.0,
+                        head: false,
+                        name: true,
+                    },
+                    lexical::Field {
+                        text: body,
+                        weight: 1.0,
+                        head: false,
+                        name: false,
+                    },
+                ];
+                Entry {
+                    slug: format!("s{i:03}"),
+                    title: (*name).to_owned(),
+                    line: (*body).to_owned(),
+                    triggers: vec![],
+                    enabled: true,
+                    skill_md_sha256: [0; 32],
+                    body_offset: 0,
+                    features: lexical::doc_features(&fields, &lexicon),
+                    dense_keys: Vec::new(),
+                }
+            })
+            .collect();
+        let refs: Vec<&Entry> = entries.iter().collect();
+        crate::menu::Menu::load(
+            index::render(&refs, &lexicon, Header::default(), &Default::default()),
+            None,
+        )
+        .expect("index")
+    }
+
+    fn scores(menu: &crate::menu::Menu, turn: &str) -> Vec<f64> {
+        let cands = menu
+            .candidates(turn, None, &crate::menu::DenseTurn::None)
+            .expect("candidates");
+        (0..menu.index().skills.len())
+            .map(|i| cands.iter().find(|c| c.index == i).map_or(0.0, |c| c.score))
+            .collect()
+    }
+
+    /// `deployment` is `w:deploy` and `p:deplo`: a skill with the word scores by the better
+    /// of the two, and `--explain` lists that one, its contributions adding up to the score.
+    #[test]
+    fn a_word_is_counted_once() {
+        let menu = menu_of(&[("guide", "deployment"), ("guide", "deploy")]);
+        let s = scores(&menu, "deployment");
+        assert!(s[0] > 0.0 && s[1] > 0.0, "{s:?}");
+        let e = menu.explain("deployment", 0);
+        let names: Vec<&str> = e.iter().map(|m| m.feature.as_str()).collect();
+        assert_eq!(
+            names.iter().filter(|n| ["w:deploy", "p:deplo"].contains(n)).count(),
+            1,
+            "{names:?}"
+        );
+        let sum: f64 = e.iter().map(|m| m.contribution).sum();
+        assert!((sum - s[0]).abs() < 0.0005, "{sum} vs {}", s[0]);
+    }
+
+    /// The same words, one skill with the turn's word in its name: that skill scores about
+    /// double (the name bonus, every word of the turn in the name; the name twins move the
+    /// norm by a fraction of a percent).
+    #[test]
+    fn the_name_bonus_prefers_the_named_skill() {
+        let menu = menu_of(&[("invoice", "report"), ("report", "invoice")]);
+        let s = scores(&menu, "invoice");
+        let ratio = s[0] / s[1];
+        assert!(
+            (ratio - (1.0 + f64::from(crate::menu::lexical::NAME_BONUS))).abs() < 0.02,
+            "{s:?}"
+        );
+    }
+
+    /// A word no skill has leaves the turn's norm alone: only the coordination factor (half
+    /// of the turn's words matched) lowers the score.
+    #[test]
+    fn an_unknown_word_does_not_enter_the_norm() {
+        let menu = menu_of(&[("report", "invoice"), ("notes", "weather")]);
+        let one = scores(&menu, "invoice")[0];
+        let two = scores(&menu, "invoice qqqq")[0];
+        assert!(one > 0.0 && (two - one / 2.0).abs() < 0.0002, "{one} {two}");
+    }
+
     #[test]
     fn scratch_is_clear_after_each_turn() {
         with_scratch(10, |s| {
@@ -320,10 +455,14 @@ mod tests {
             s.mark(3);
             assert_eq!(s.cands, [3]);
             s.words[3] = 5;
+            s.names[3] = 1;
+            s.best[4] = 2.0;
+            s.word_cands.push(4);
         });
         with_scratch(10, |s| {
             assert!(s.acc.iter().all(|&a| a == 0.0) && s.seen.iter().all(|&m| !m) && s.cands.is_empty());
-            assert!(s.words.iter().all(|&w| w == 0));
+            assert!(s.words.iter().all(|&w| w == 0) && s.names.iter().all(|&w| w == 0));
+            assert!(s.best.iter().all(|&b| b == 0.0) && s.word_cands.is_empty());
         });
     }
 }

@@ -9,7 +9,7 @@ use aho_corasick::AhoCorasick;
 use super::dense::{self, Vectors};
 use super::index::{Index, Malformed};
 use super::lexical::{self, Feature};
-use super::score::{Scratch, TopK, add_products, with_scratch};
+use super::score::{Scratch, TopK, add_best, add_products, fold_best, with_scratch};
 use super::settings::MAX_SIZE;
 use super::text::fold;
 
@@ -321,32 +321,63 @@ impl Menu {
     }
 
     /// Sums the turn's lexical products into `acc` (every skill a feature touches is marked in
-    /// `scratch`) and returns the turn's norm. The summation order (features by id, postings
-    /// by skill) is fixed: the same sums on every call.
+    /// `scratch`), records which of the turn's words each touched skill's name twins match
+    /// (`names`), and returns the turn's norm.
+    ///
+    /// A word of the turn counts once per skill: its features (stem, prefix, concepts; a
+    /// feature two words share goes with the first) are alternatives, and only the best
+    /// product enters the skill's sum (`lexical` module, `lexical/4`); letter trigrams are
+    /// summed. The norm counts the features some skill has. The summation order (words in
+    /// order, features by id, postings by skill, trigrams last) is fixed: the same sums on
+    /// every call.
     fn accumulate(&self, features: &[Feature], s: &mut Scratch) -> f32 {
         let n = self.index.skills.len();
         let kept = self.index.keeps_decoded();
+        // The word a feature stands for (its lowest word bit); trigrams (no word) last.
+        let word = |f: &Feature| f.words.trailing_zeros();
+        let mut order: Vec<&Feature> = features.iter().collect();
+        order.sort_by_key(|f| (word(f), f.id));
         let mut qnorm = 0f32;
-        for f in features {
+        let mut current = None;
+        for f in order {
+            let w = word(f);
+            if current != Some(w) {
+                fold_best(s);
+                current = Some(w);
+            }
+            let gram = f.words == 0;
             // The same items in the same order either way: the sums do not depend on it.
             let (df, decoded, streamed) = if kept {
                 match self.index.decoded_postings(f.id) {
                     Some((df, p)) => (df, Some(p), None),
-                    None => (1, None, None),
+                    None => continue,
                 }
             } else {
                 match self.index.postings(f.id) {
                     Some((df, p)) => (df, None, Some(p)),
-                    None => (1, None, None),
+                    None => continue,
                 }
             };
             let q = f.weight * lexical::idf(n, df);
             qnorm += q * q;
             let qi = q * lexical::idf(n, df);
-            if let Some(p) = decoded {
-                add_products(p.iter().map(|&(i, w)| (i as usize, w)), qi, f.words, s);
-            } else if let Some(p) = streamed {
-                add_products(p, qi, f.words, s);
+            match (decoded, streamed, gram) {
+                (Some(p), _, true) => add_products(p.iter().map(|&(i, w)| (i as usize, w)), qi, f.words, s),
+                (Some(p), _, false) => add_best(p.iter().map(|&(i, w)| (i as usize, w)), qi, f.words, s),
+                (None, Some(p), true) => add_products(p, qi, f.words, s),
+                (None, Some(p), false) => add_best(p, qi, f.words, s),
+                (None, None, _) => {}
+            }
+        }
+        fold_best(s);
+        // Name twins: short lists (a few names each), read in place.
+        for f in features.iter().filter(|f| f.words != 0) {
+            if let Some((_, p)) = self.index.postings(lexical::name_twin(f.id)) {
+                for (i, _) in p {
+                    if s.seen[i] {
+                        s.names[i] |= f.words;
+                    }
+                }
             }
         }
         qnorm.sqrt()
@@ -363,20 +394,21 @@ impl Menu {
     }
 
     /// What each feature of the turn contributed to skill `i`'s lexical score (its share of the
-    /// cosine times the skill's coordination factor), largest first.
+    /// cosine times the skill's coordination factor and name bonus), largest first: per word
+    /// the one feature that counted ([`Menu::accumulate`]), and every letter trigram.
     pub fn explain(&self, turn: &str, i: usize) -> Vec<Matched> {
         let features = lexical::turn_features(turn, &self.index.lexicon);
         let n = self.index.skills.len();
         let qnorm: f32 = features
             .iter()
-            .map(|f| {
-                let df = self.index.postings(f.id).map_or(1, |p| p.0);
-                (f.weight * lexical::idf(n, df)).powi(2)
+            .filter_map(|f| {
+                let (df, _) = self.index.postings(f.id)?;
+                Some((f.weight * lexical::idf(n, df)).powi(2))
             })
             .sum::<f32>()
             .sqrt();
         let norm = self.index.skills.get(i).map_or(0.0, |s| s.norm);
-        let found: Vec<(&Feature, f32)> = features
+        let all: Vec<(&Feature, f32)> = features
             .iter()
             .filter_map(|f| {
                 let (df, mut p) = self.index.postings(f.id)?;
@@ -385,10 +417,41 @@ impl Menu {
                 Some((f, f.weight * idf * idf * w / (qnorm * norm).max(f32::MIN_POSITIVE)))
             })
             .collect();
-        // Each contribution carries the skill's coordination factor, so that they add up to
-        // the lexical score.
+        // Per word the best product (the first by id on a tie, as `add_best` keeps it).
+        let mut best: std::collections::BTreeMap<u32, (&Feature, f32)> = Default::default();
+        let mut found: Vec<(&Feature, f32)> = Vec::new();
+        for (f, c) in all {
+            if f.words == 0 {
+                found.push((f, c));
+            } else {
+                let e = best.entry(f.words.trailing_zeros()).or_insert((f, c));
+                if c > e.1 {
+                    *e = (f, c);
+                }
+            }
+        }
+        let words_matched = features
+            .iter()
+            .filter(|f| {
+                self.index
+                    .postings(f.id)
+                    .is_some_and(|(_, mut p)| p.any(|(j, _)| j == i))
+            })
+            .fold(0, |a, f| a | f.words);
+        found.extend(best.into_values());
+        // Each contribution carries the skill's coordination factor and name bonus, so that
+        // they add up to the lexical score.
         let turn_words = features.iter().fold(0, |a, f| a | f.words);
-        let coord = lexical::coverage(found.iter().fold(0, |a, (f, _)| a | f.words), turn_words);
+        let named = features
+            .iter()
+            .filter(|f| f.words != 0)
+            .filter(|f| {
+                self.index
+                    .postings(lexical::name_twin(f.id))
+                    .is_some_and(|(_, mut p)| p.any(|(j, _)| j == i))
+            })
+            .fold(0, |a, f| a | f.words);
+        let coord = lexical::coverage(words_matched, turn_words) * lexical::name_bonus(named, turn_words);
         let mut out: Vec<Matched> = found
             .into_iter()
             .map(|(f, c)| Matched {

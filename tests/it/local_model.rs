@@ -218,7 +218,7 @@ fn calibrate_on_the_battery_with_the_local_model() {
     let Some((dir, human, v)) = crate::menu::battery::calibrated_corpus(&menu) else {
         return;
     };
-    assert!(human.contains("recorded τ for lexical/3+local:"), "{human}");
+    assert!(human.contains("recorded τ for lexical/4+local:"), "{human}");
     let get = |x: &serde_json::Value, k: &str| x[k].as_f64().unwrap_or(-1.0);
     let (rank, at, held) = (&v["ranking"]["all"], &v["at_tau"]["all"], &v["at_tau"]["held_out"]);
     // Measured by this test (BENCHMARKS.md, session of 2026-12-02, `lexical/3` fused with the

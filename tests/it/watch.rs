@@ -258,7 +258,7 @@ fn watch_keeps_out_equal_to_a_clean_build_through_edits() {
     // 6b. A threshold recorded by `skillc menu calibrate` goes into the menu index.
     std::fs::write(
         p.join("menu-calibration.toml"),
-        "calibration_format = \"1\"\n\n[[threshold]]\nembedder = \"lexical/3\"\nrecipe = \"doc/1\"\ntau = 0.345\n\
+        "calibration_format = \"1\"\n\n[[threshold]]\nembedder = \"lexical/4\"\nrecipe = \"doc/1\"\ntau = 0.345\n\
          battery = \"b.toml\"\nbattery_sha256 = \"00\"\nmax_false_offers = 0.15\nrecall_at_size = 0.5\nfalse_offers = 0.1\n",
     )
     .expect("write");

@@ -64,6 +64,10 @@ pub fn context(p: &KeyParts<'_>) -> [u8; 32] {
     s("skillc build cache");
     s(&FORMAT.to_string());
     s(p.tool);
+    // A menu entry's stored features follow the built-in embedder and the document recipe,
+    // which can change within one tool version (`lexical/4` added name twins).
+    s(crate::menu::lexical::EMBEDDER);
+    s(crate::menu::doc::RECIPE);
     s(p.vocabulary);
     s(p.translations);
     let Limits {

@@ -91,16 +91,34 @@ fn document_features_are_capped_sorted_and_deterministic() {
             text: "deploy-service",
             weight: 3.0,
             head: true,
+            name: true,
         },
         Field {
             text: &body,
             weight: 0.5,
             head: false,
+            name: false,
         },
     ];
     let f = doc_features(&fields, &l);
-    assert_eq!(f.len(), MAX_FEATURES);
+    // The name's twins come on top of the cap; the body's words get none.
+    let twins = f.iter().filter(|x| x.1 == W_TWIN).count();
+    assert!(twins >= 2, "{twins}");
+    assert_eq!(f.len() - twins, MAX_FEATURES);
     assert!(f.windows(2).all(|w| w[0].0 < w[1].0));
     assert!(f.iter().any(|x| x.0 == hash("w", "deploy")));
+    assert!(f.iter().any(|x| *x == (name_twin(hash("w", "deploy")), W_TWIN)));
+    assert!(!f.iter().any(|x| x.0 == name_twin(hash("w", "word7x"))));
     assert_eq!(f, doc_features(&fields, &l));
+}
+
+#[test]
+fn the_name_bonus_counts_the_share_of_named_words() {
+    assert_eq!(name_bonus(0, 0), 1.0);
+    assert_eq!(name_bonus(0b01, 0b11), 1.0 + NAME_BONUS / 2.0);
+    assert_eq!(name_bonus(0b11, 0b11), 1.0 + NAME_BONUS);
+    // Bits outside the turn's words do not count.
+    assert_eq!(name_bonus(0b100, 0b11), 1.0);
+    assert_ne!(name_twin(hash("w", "deploy")), hash("w", "deploy"));
+    assert_eq!(name_twin(7), name_twin(7));
 }

@@ -34,7 +34,7 @@ impl Turn<'_> {
     }
 
     /// The score `s` of candidate `i`: its lexical cosine times its coordination factor
-    /// (`lexical::coverage`), fused with the dense one when the turn has a vector; four
+    /// (`lexical::coverage`) and its name bonus (`lexical::name_bonus`), fused with the dense one when the turn has a vector; four
     /// decimals, never below 0.
     pub(super) fn score(&self, i: usize) -> f64 {
         let acc = self.scratch.acc[i];
@@ -42,7 +42,9 @@ impl Turn<'_> {
             0.0
         } else {
             f64::from(
-                self.menu.lexical_score(acc, self.qnorm, i) * lexical::coverage(self.scratch.words[i], self.words),
+                self.menu.lexical_score(acc, self.qnorm, i)
+                    * lexical::coverage(self.scratch.words[i], self.words)
+                    * lexical::name_bonus(self.scratch.names[i], self.words),
             )
         };
         let s = match self.fused {

@@ -53,20 +53,31 @@ fn calibrate_on_the_battery() {
         return;
     };
     assert!(
-        human.contains("← τ") && human.contains("recorded τ for lexical/3 doc/1"),
+        human.contains("← τ") && human.contains("recorded τ for lexical/4 doc/1"),
         "{human}"
     );
     let recorded = std::fs::read_to_string(dir.path().join("menu-calibration.toml")).expect("recorded");
-    assert!(recorded.contains("embedder = \"lexical/3\""), "{recorded}");
+    assert!(recorded.contains("embedder = \"lexical/4\""), "{recorded}");
     let rank = &v["ranking"]["all"]["recall_at_3_by_kind"];
     let at = &v["at_tau"]["all"];
     let get = |x: &serde_json::Value, k: &str| x[k].as_f64().unwrap_or(0.0);
     // BM25 over name + description on this battery (benches/menu_battery.py): direct 1.000,
-    // paraphrase 0.040, italian 0.433. The figures of BENCHMARKS.md, with a small margin.
+    // paraphrase 0.040, italian 0.433. Issue 19's targets: ≥ BM25 + 15 points on paraphrase
+    // and Italian, no loss on direct turns, false offers ≤ 15 %.
     assert!(get(rank, "paraphrase") >= 0.04 + 0.15, "{rank}");
     assert!(get(rank, "italian") >= 0.433 + 0.15, "{rank}");
-    assert!(get(rank, "direct") >= 0.95, "{rank}");
+    assert!(get(rank, "direct") >= 1.0, "{rank}");
     assert!(get(at, "false_offers") <= 0.15, "{at}");
+    // The `lexical/4` figures of BENCHMARKS.md ("Menu"), one turn of margin (of 50, 30, 34,
+    // 52): ranking paraphrase 0.420, Italian 0.900, indirect 0.529; at τ direct 0.981,
+    // paraphrase 0.140, Italian 0.733.
+    assert!(get(rank, "paraphrase") >= 0.40, "{rank}");
+    assert!(get(rank, "italian") >= 0.866, "{rank}");
+    assert!(get(rank, "indirect") >= 0.50, "{rank}");
+    let at_kind = &at["recall_at_3_by_kind"];
+    assert!(get(at_kind, "direct") >= 0.96, "{at}");
+    assert!(get(at_kind, "paraphrase") >= 0.12, "{at}");
+    assert!(get(at_kind, "italian") >= 0.70, "{at}");
     assert_eq!(v["tau"].as_f64(), recorded_tau(&recorded), "{recorded}");
 }
 

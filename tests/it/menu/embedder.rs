@@ -88,7 +88,7 @@ fn project(port: u16) -> tempfile::TempDir {
         "[menu]\nsize = 3\n",
         &format!(
             "[menu]\nsize = 3\nembedder = {{ url = \"http://127.0.0.1:{port}/v1/embeddings\", model = \"letters\", timeout_ms = 120000 }}\n\
-             threshold = {{ embedder = \"lexical/3+openai:letters+fuse/2\", recipe = \"doc/1\", tau = 0.3 }}\n"
+             threshold = {{ embedder = \"lexical/4+openai:letters+fuse/2\", recipe = \"doc/1\", tau = 0.3 }}\n"
         ),
     );
     std::fs::write(&p, text).expect("write");
@@ -119,7 +119,7 @@ fn vectors_are_cached_and_failures_are_clear() {
     );
     assert_eq!(m.code, Some(0), "{}", m.stderr);
     let v = m.json();
-    assert_eq!(v["embedder"], "lexical/3+openai:letters+fuse/2");
+    assert_eq!(v["embedder"], "lexical/4+openai:letters+fuse/2");
     assert_eq!(v["menu"][0]["slug"], "pdf-forms", "{v}");
     // One skill edited: only its document is embedded again.
     let md = dir.path().join("skills/calendar-helper/SKILL.md");

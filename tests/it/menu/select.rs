@@ -287,7 +287,7 @@ fn an_empty_menu_offers_no_tool_and_tau_is_inclusive() {
         rebuild_with_menu(
             dir,
             &format!(
-                "gate_triggerless = true\nthreshold = {{ embedder = \"lexical/3\", recipe = \"doc/1\", tau = {tau} }}\n"
+                "gate_triggerless = true\nthreshold = {{ embedder = \"lexical/4\", recipe = \"doc/1\", tau = {tau} }}\n"
             ),
         );
         let v = menu(dir, &["--turn", "merge pdf documents"]);
