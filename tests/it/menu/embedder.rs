@@ -111,7 +111,11 @@ fn vectors_are_cached_and_failures_are_clear() {
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     // `fuse/3` embeds each skill's whole document, its head and its opening prose: 10 + 10 +
     // 8 (the twins' bodies have no prose, so no opening).
-    assert_eq!(server.texts.load(Ordering::SeqCst), 28, "the fused parts of each catalog skill");
+    assert_eq!(
+        server.texts.load(Ordering::SeqCst),
+        28,
+        "the fused parts of each catalog skill"
+    );
     assert!(dir.path().join("out/menu.vec").is_file());
     // The menu fuses the two scores under the fused embedder's id.
     let m = skillc_env(
