@@ -8,10 +8,11 @@
 //! stay ≤ 15 % (`gate_triggerless` on), per kind, over all turns and over the tuning and
 //! held-out parts of the battery (`menu::calibrate::held_out`). Every figure comes from the
 //! same cosines: one embedding of the catalog serves every lever. The build stores the parts
-//! listed in `menu::doc::EMBEDDED` (the whole document only, as shipped): to measure the
-//! multi-vector levers, build the catalog with the measurement-only feature `dense-parts`
-//! (every part; about 5–6 dense texts per skill, so two to three times the embedding time of
-//! the whole documents). `benches/menu_fusion.sh` does all of it, keeping the vector cache:
+//! listed in `menu::doc::EMBEDDED` (whole, head and opening, as `fuse/3` ships): to measure
+//! the rules over other parts, build the catalog with the measurement-only feature
+//! `dense-parts` (every part; about 5–6 dense texts per skill, three times the embedding time
+//! of the whole documents). `MENU_FUSION_DUMP=FILE` also writes every score the table comes
+//! from, to explore rules without rebuilding the bench. `benches/menu_fusion.sh` does all of it, keeping the vector cache:
 //!
 //! ```text
 //! bash benches/menu_fusion.sh [PROJECT_DIR]
@@ -83,6 +84,7 @@ fn dot(a: &[f32], b: &[f32]) -> f64 {
 const WHOLE: u8 = 0;
 const HEAD: u8 = 1;
 const EXAMPLES: u8 = 3;
+const OPENING: u8 = 6;
 const NAMES: [&str; 7] = ["whole", "head", "when", "examples", "headings", "executors", "opening"];
 
 /// A skill's dense score from its part cosines.
@@ -99,8 +101,21 @@ fn nz(x: f64) -> f64 {
 fn denses() -> Vec<(String, Dense)> {
     let mut out: Vec<(String, Dense)> = vec![
         (
-            "whole (fuse/2)".into(),
+            "whole (fuse/2's rule)".into(),
             Box::new(|p: &[(u8, f64)]| nz(max_of(p, |t| t == WHOLE))),
+        ),
+        (
+            // fuse/3 (`menu::dense::combine`): per part kind its best chunk, then the mean over
+            // the kinds the skill has.
+            "mean(whole, head, opening) (fuse/3)".into(),
+            Box::new(|p: &[(u8, f64)]| {
+                let v: Vec<f64> = [WHOLE, HEAD, OPENING]
+                    .into_iter()
+                    .map(|k| max_of(p, |t| t == k))
+                    .filter(|c| !c.is_nan())
+                    .collect();
+                if v.is_empty() { 0.0 } else { mean(&v) }
+            }),
         ),
         (
             "max of all parts".into(),
@@ -347,6 +362,40 @@ fn row(
     );
 }
 
+/// Writes every score the table is computed from (`MENU_FUSION_DUMP=FILE`), so that rules can
+/// be explored without rebuilding the bench: a line `S <slug>` per skill in index order, then
+/// per turn a line `T <id> <kind> <held-out 0|1> <expected slugs, comma-separated or ->` and,
+/// per enabled skill, `<index> <lexical> <trigger hits> <tag:cosine,…>` (tab-separated).
+fn dump(path: &Path, turns: &[Turn], slugs: &[String], scores: &[Scores]) -> Result<(), String> {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for s in slugs {
+        let _ = writeln!(out, "S\t{s}");
+    }
+    for (t, s) in turns.iter().zip(scores) {
+        let expected = if t.expected.is_empty() {
+            "-".to_owned()
+        } else {
+            t.expected.join(",")
+        };
+        let _ = writeln!(
+            out,
+            "T\t{}\t{}\t{}\t{expected}",
+            t.id,
+            t.kind,
+            u8::from(held_out(&t.id))
+        );
+        for (i, p) in s.parts.iter().enumerate() {
+            if p.is_empty() {
+                continue;
+            }
+            let cos: Vec<String> = p.iter().map(|(tag, c)| format!("{tag}:{c:.5}")).collect();
+            let _ = writeln!(out, "{i}\t{:.5}\t{}\t{}", s.lexical[i], s.hits[i], cos.join(","));
+        }
+    }
+    std::fs::write(path, out).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 fn run() -> Result<(), String> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let (mut out, mut model, mut battery) = (
@@ -426,6 +475,9 @@ fn run() -> Result<(), String> {
             })
             .collect();
         scores.push(Scores { lexical, hits, parts });
+    }
+    if let Ok(path) = std::env::var("MENU_FUSION_DUMP") {
+        dump(Path::new(&path), &battery.turns, &slugs, &scores)?;
     }
     let all: Vec<(usize, &Turn)> = battery.turns.iter().enumerate().collect();
     let parts: [(&str, Vec<&(usize, &Turn)>); 3] = [

@@ -5,9 +5,10 @@
 //! OpenAI-compatible endpoint (`embed::openai`) or the local model (`embed::local`).
 //! The build embeds each skill's [`super::doc::IndexDoc::dense_text`] once per content hash
 //! and writes the vectors beside the index (`out/menu.vec`, [`render_vectors`]); a turn is
-//! embedded when it is asked. Scores are fused by a fixed weight ([`DENSE_WEIGHT`]):
+//! embedded when it is asked. A skill's dense score is the mean of its parts' cosines with the
+//! turn ([`combine`]), and scores are fused by a fixed weight ([`DENSE_WEIGHT`]):
 //! `s = (1 − β) · s_lexical + β · s_dense`, under the embedder id
-//! `lexical/2+<dense id>+fuse/2` ([`fused_id`]), which is what thresholds are recorded for.
+//! `lexical/4+<dense id>+fuse/3` ([`fused_id`]), which is what thresholds are recorded for.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -17,19 +18,32 @@ use super::doc::DensePart;
 
 /// The fusion weight β of the dense score (part of the fused embedder's recipe, [`FUSION`]).
 /// Chosen on the tuning part of the menu battery with all-MiniLM-L6-v2 (`benches/menu_fusion.rs`,
-/// BENCHMARKS.md "Menu with the local model"): 0.6 gave the most recall@3 at τ (0.5 the most
-/// of the ranking, 1 to 3 turns apart); weighted sums beat taking the turn's mean cosine off.
-pub const DENSE_WEIGHT: f32 = 0.6;
+/// BENCHMARKS.md "Menu with the local model"): with [`combine`]'s mean of three parts, 0.5 gave
+/// the most recall@3 at τ and of the ranking (0.45 and 0.55–0.6 one to three turns less) — an
+/// unweighted CombSUM of the two scores. Weighted sums beat taking the turn's mean cosine off
+/// and per-turn z-scores (which lose the absolute scale τ gates on).
+pub const DENSE_WEIGHT: f32 = 0.5;
 
 /// The fusion recipe's id and version, part of the fused embedder's id: the weight
-/// [`DENSE_WEIGHT`], the weighted sum of the two cosines, and what the dense embedder reads of
-/// a turn ([`turn_text`]). `fuse/1` (no id suffix) embedded the turn as typed.
+/// [`DENSE_WEIGHT`], the weighted sum of the two scores, how a skill's part cosines make its
+/// dense score ([`combine`] over [`FUSED_PARTS`]), and what the dense embedder reads of a turn
+/// ([`turn_text`]). `fuse/1` (no id suffix) embedded the turn as typed; `fuse/2` scored the
+/// whole document alone, at β 0.6.
 #[cfg(not(feature = "dense-parts"))]
-pub const FUSION: &str = "fuse/2";
+pub const FUSION: &str = "fuse/3";
 /// Under the measurement-only feature `dense-parts` the build stores every dense part
-/// (`doc::EMBEDDED`) and [`combine`] takes the largest of their cosines: another recipe.
+/// (`doc::EMBEDDED`); [`combine`] still reads only [`FUSED_PARTS`], so the scores are
+/// `fuse/3`'s, but the id differs so that no threshold crosses between the two builds.
 #[cfg(feature = "dense-parts")]
-pub const FUSION: &str = "fuse/2+parts";
+pub const FUSION: &str = "fuse/3+parts";
+
+/// The dense parts [`combine`] reads (and so the parts `doc::EMBEDDED` stores): the whole
+/// document, the head (title, description, triggers, tags: what the skill is) and the body's
+/// opening prose. Chosen on the tuning part of the battery among every rule over at most three
+/// parts (BENCHMARKS.md "Menu with the local model"): the when-to-use, example, heading and
+/// executor parts are missing from most skills, and the largest cosine over many parts lifts
+/// every skill near a turn that needs none.
+pub const FUSED_PARTS: [DensePart; 3] = [DensePart::Whole, DensePart::Head, DensePart::Opening];
 
 /// Italian words that mark a turn as Italian though the glossary has no entry for them.
 const ITALIAN_MARKERS: &[&str] = &[
@@ -103,7 +117,7 @@ pub struct DenseHeader {
 }
 
 /// The id of the fusion of the built-in embedder with a dense one:
-/// `lexical/2+<dense id>+fuse/2` (a threshold is recorded for it, so any change of the fusion
+/// `lexical/4+<dense id>+fuse/3` (a threshold is recorded for it, so any change of the fusion
 /// changes it).
 pub fn fused_id(dense: &str) -> String {
     format!("{}+{dense}+{FUSION}", super::lexical::EMBEDDER)
@@ -256,10 +270,25 @@ impl Vectors {
 }
 
 /// A skill's dense score from the cosines of its vectors with the turn (recipe [`FUSION`]):
-/// the largest cosine over its parts — with one vector per skill (`doc::EMBEDDED`, the whole
-/// document), that vector's cosine, as `fuse/2` defines it. 0 for a skill without vectors.
+/// per kind of [`FUSED_PARTS`] the largest cosine over that kind's chunks (max-passage, MaxP:
+/// Dai & Callan 2019, "Deeper Text Understanding for IR with Contextual Neural Language
+/// Modeling"), then the mean over the kinds the skill has (CombSUM over representations,
+/// normalised by their number: Fox & Shaw 1994, "Combination of Multiple Searches"). A part
+/// the skill lacks (no body prose) is left out of the mean, not counted as 0, so a short skill
+/// is not penalised for it. Vectors of other kinds are ignored. 0 for a skill without vectors.
+/// A value in `[-1, 1]`; allocates nothing.
 pub fn combine(cosines: impl IntoIterator<Item = (DensePart, f32)>) -> f32 {
-    cosines.into_iter().map(|c| c.1).reduce(f32::max).unwrap_or(0.0)
+    let mut best = [f32::NEG_INFINITY; FUSED_PARTS.len()];
+    for (part, c) in cosines {
+        if let Some(k) = FUSED_PARTS.iter().position(|p| *p == part) {
+            best[k] = best[k].max(c);
+        }
+    }
+    let (sum, n) = best
+        .iter()
+        .filter(|c| c.is_finite())
+        .fold((0f32, 0u8), |(s, n), c| (s + c, n + 1));
+    if n == 0 { 0.0 } else { sum / f32::from(n) }
 }
 
 #[cfg(test)]
@@ -294,7 +323,6 @@ mod tests {
             ],
         );
         let v = Vectors::parse(file.clone(), 3, 4).unwrap();
-        assert!((v.cosine(0, &a) - 1.0).abs() < 0.02);
         let parts = v.part_cosines(0, &a);
         assert_eq!(
             parts.iter().map(|p| p.0).collect::<Vec<_>>(),
@@ -302,6 +330,9 @@ mod tests {
         );
         let ab: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
         assert!((parts[0].1 - ab).abs() < 0.02, "{parts:?}");
+        assert!((parts[1].1 - 1.0).abs() < 0.02, "{parts:?}");
+        // The skill's score: the mean of its whole and head cosines (`combine`).
+        assert!((v.cosine(0, &a) - (ab + 1.0) / 2.0).abs() < 0.02);
         assert_eq!(v.cosine(1, &a), 0.0);
         // The vector of another length was left out.
         assert_eq!(v.part_cosines(2, &a).len(), 1);
@@ -311,5 +342,26 @@ mod tests {
         let mut bad = file;
         bad[28 + 4 * 4] = 9;
         assert!(Vectors::parse(bad, 3, 4).is_err(), "an unknown part tag");
+    }
+
+    #[test]
+    fn combine_means_each_fused_part_s_best_chunk() {
+        use DensePart::*;
+        let close = |a: f32, b: f32| (a - b).abs() < 1e-6;
+        // The opening's best chunk (0.5) counts once; the part that is not fused (headings)
+        // is ignored: (0.2 + 0.3 + 0.5) / 3.
+        let c = combine([
+            (Whole, 0.2),
+            (Head, 0.3),
+            (Opening, 0.1),
+            (Opening, 0.5),
+            (Headings, 0.9),
+        ]);
+        assert!(close(c, 1.0 / 3.0), "{c}");
+        // A missing part is left out of the mean, not counted as 0.
+        assert!(close(combine([(Whole, 0.2), (Head, 0.4)]), 0.3));
+        assert!(close(combine([(Whole, -0.2)]), -0.2));
+        assert_eq!(combine([]), 0.0);
+        assert_eq!(combine([(Headings, 0.9)]), 0.0);
     }
 }

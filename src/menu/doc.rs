@@ -240,16 +240,15 @@ impl DensePart {
     }
 }
 
-/// The dense parts the build embeds and `menu.vec` stores. Only the whole document today:
-/// scores are exactly those of recipe `fuse/2` (one vector per skill). The other parts
-/// (multi-vector documents, issue 19 lever (a)) are neither made ([`IndexDoc::dense_parts`]
-/// makes only the kinds asked for) nor embedded until `benches/menu_fusion.rs` has measured
-/// them: to measure, put every kind here ([`DensePart::ALL`]), build the corpus catalog, run
-/// the bench (BENCHMARKS.md, "Menu with the local model"), and ship the best scoring rule with
-/// a new [`super::dense::FUSION`]. The measurement-only feature `dense-parts` does the first
-/// step (`benches/menu_fusion.sh`).
+/// The dense parts the build embeds and `menu.vec` stores: exactly the parts recipe
+/// `fuse/3` reads ([`super::dense::FUSED_PARTS`]: whole, head, opening), so a skill has 2–4
+/// dense texts. The other kinds are neither made ([`IndexDoc::dense_parts`] makes only the
+/// kinds asked for) nor embedded. To measure another rule, build the corpus catalog with the
+/// measurement-only feature `dense-parts` (every kind here), run `benches/menu_fusion.rs`
+/// (BENCHMARKS.md, "Menu with the local model"; `benches/menu_fusion.sh` does both), and ship
+/// it with a new [`super::dense::FUSION`].
 #[cfg(not(feature = "dense-parts"))]
-pub const EMBEDDED: &[DensePart] = &[DensePart::Whole];
+pub const EMBEDDED: &[DensePart] = &super::dense::FUSED_PARTS;
 /// Every part (feature `dense-parts`, for `benches/menu_fusion.rs` only).
 #[cfg(feature = "dense-parts")]
 pub const EMBEDDED: &[DensePart] = &DensePart::ALL;
