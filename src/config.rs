@@ -80,7 +80,48 @@ pub struct Config {
     /// to the root (the consumer's pinned signers; several during a key rotation). Empty: no
     /// key is configured (verify falls back to trust on first use).
     pub verify_keys: Vec<PathBuf>,
+    /// `[cache]`: the remote build cache shared by machines and shards (`None`: local only).
+    pub cache_remote: Option<CacheRemote>,
 }
+
+/// `[cache] remote` and `timeout_seconds` (ARCHITECTURE.md, "The shared build cache").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CacheRemote {
+    /// Where the entries live.
+    pub location: RemoteLocation,
+    /// The longest one remote operation (a read, a write, the connection) may take, in
+    /// seconds (default 10): past it the build goes on with local work.
+    pub timeout_seconds: u64,
+}
+
+/// A remote build cache's storage, as `[cache] remote` names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RemoteLocation {
+    /// A folder (`file:///abs/path`, or a plain path, relative to the project root): a
+    /// shared volume, or a folder CI uploads and restores.
+    Folder(PathBuf),
+    /// A Redis server, `redis://[user:password@]host[:port][/db]` (as given).
+    Redis(String),
+}
+
+impl CacheRemote {
+    /// The location as shown in messages (a Redis password is never shown).
+    pub fn shown(&self) -> String {
+        match &self.location {
+            RemoteLocation::Folder(p) => p.display().to_string(),
+            RemoteLocation::Redis(url) => match url.split_once('@') {
+                Some((_, host)) => format!("redis://…@{host}"),
+                None => url.clone(),
+            },
+        }
+    }
+}
+
+/// Default of `[cache] timeout_seconds`.
+pub const DEFAULT_CACHE_TIMEOUT_SECONDS: u64 = 10;
+
+/// Largest `[cache] timeout_seconds` (ten minutes).
+const MAX_CACHE_TIMEOUT_SECONDS: u64 = 600;
 
 impl Default for Config {
     fn default() -> Self {
@@ -102,6 +143,7 @@ impl Default for Config {
             check: crate::suppress::CheckConfig::default(),
             scan_baseline: None,
             verify_keys: Vec::new(),
+            cache_remote: None,
         }
     }
 }
@@ -123,6 +165,7 @@ struct File {
     _agents: Option<serde::de::IgnoredAny>,
     check: Option<CheckSection>,
     verify: Option<VerifySection>,
+    cache: Option<CacheSection>,
     /// `[curator]`: parsed with its own diagnostics by `curate::config::parse`.
     #[serde(rename = "curator")]
     _curator: Option<serde::de::IgnoredAny>,
@@ -140,6 +183,13 @@ struct CheckSection {
 struct OverrideSection {
     paths: Vec<toml::Spanned<String>>,
     ignore: Vec<toml::Spanned<String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct CacheSection {
+    remote: Option<toml::Spanned<String>>,
+    timeout_seconds: Option<toml::Spanned<i64>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -284,6 +334,9 @@ pub fn parse(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
     if let Some(i) = parsed.import {
         import_section(i, &src, &mut cfg, &mut diags);
     }
+    if let Some(c) = parsed.cache {
+        cfg.cache_remote = cache_section(c, &src, &mut diags);
+    }
     for k in parsed.verify.and_then(|v| v.keys).unwrap_or_default() {
         if k.get_ref().trim().is_empty() {
             diags.push(Diagnostic::new(
@@ -330,6 +383,70 @@ fn import_section(i: ImportSection, src: &Source<'_>, cfg: &mut Config, diags: &
             Ok(v) if (1..=MAX_IMPORT_TIMEOUT_SECONDS).contains(&v) => cfg.import_timeout_seconds = v,
             _ => bad(&t, "`timeout_seconds` must be a number of seconds between 1 and 86400"),
         }
+    }
+}
+
+/// `[cache]`: the remote's location and timeout; `None` without a usable `remote` (an empty
+/// one turns the remote off, a bad one is a `CF001` at its position and the build stays local).
+fn cache_section(c: CacheSection, src: &Source<'_>, diags: &mut Vec<Diagnostic>) -> Option<CacheRemote> {
+    let mut timeout_seconds = DEFAULT_CACHE_TIMEOUT_SECONDS;
+    if let Some(t) = c.timeout_seconds {
+        match u64::try_from(*t.get_ref()) {
+            Ok(v) if (1..=MAX_CACHE_TIMEOUT_SECONDS).contains(&v) => timeout_seconds = v,
+            _ => diags.push(Diagnostic::new(
+                &rules::CF001,
+                src.file,
+                src.span(t.span()),
+                "`timeout_seconds` must be a number of seconds between 1 and 600",
+            )),
+        }
+    }
+    let remote = c.remote?;
+    let text = remote.get_ref().trim();
+    if text.is_empty() {
+        return None;
+    }
+    let location = match remote_location(text) {
+        Ok(l) => l,
+        Err(why) => {
+            diags.push(
+                Diagnostic::new(&rules::CF001, src.file, src.span(remote.span()), why).help(
+                    "use a folder (`/srv/skillc-cache`, `file:///srv/skillc-cache`, or a path relative to the project) or `redis://host:port`",
+                ),
+            );
+            return None;
+        }
+    };
+    Some(CacheRemote {
+        location,
+        timeout_seconds,
+    })
+}
+
+/// The storage `[cache] remote` names, or why it names none.
+fn remote_location(text: &str) -> Result<RemoteLocation, String> {
+    if let Some(path) = text.strip_prefix("file://") {
+        return if path.starts_with('/') {
+            Ok(RemoteLocation::Folder(PathBuf::from(path)))
+        } else {
+            Err(format!(
+                "`{text}` is not a `file://` address of an absolute path (`file:///srv/cache`)"
+            ))
+        };
+    }
+    if text.starts_with("redis://") || text.starts_with("rediss://") {
+        let host = text.split_once("://").map_or("", |(_, rest)| rest);
+        let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+        if host.split('/').next().is_none_or(str::is_empty) {
+            return Err(format!("`{text}` names no Redis host (`redis://127.0.0.1:6379`)"));
+        }
+        return Ok(RemoteLocation::Redis(text.to_owned()));
+    }
+    match text.split_once("://") {
+        Some((scheme, _)) => Err(format!(
+            "unknown remote cache scheme `{scheme}://`: this skillc supports a folder and Redis"
+        )),
+        None => Ok(RemoteLocation::Folder(PathBuf::from(text))),
     }
 }
 

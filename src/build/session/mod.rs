@@ -25,6 +25,8 @@ mod menu;
 mod metadata;
 mod processes;
 mod record;
+mod remote;
+mod shard;
 mod stamp;
 mod timer;
 mod tree;
@@ -51,6 +53,7 @@ use crate::sign::SecretKey;
 use crate::util::sha256;
 use crate::vocab;
 use inputs::Known;
+pub use shard::{Shard, ShardOutcome};
 use stamp::{Job, Stamped, Stamper};
 use timer::Timer;
 use tree::{Plan, Planned};
@@ -88,6 +91,8 @@ pub struct Options {
     pub imported_from: BTreeMap<String, String>,
     /// `[menu]` and `[agents]`, written into the menu index.
     pub menu: crate::menu::settings::MenuSettings,
+    /// `[cache] remote`: the build cache shared with other machines and shards, when set.
+    pub remote: Option<crate::config::CacheRemote>,
 }
 
 /// Failures that stop a build (never problems in skills: those are in the report).
@@ -227,6 +232,18 @@ pub struct Checked {
     pub cache_refused: usize,
     /// Entries written by this session (one per skill computed).
     pub cache_written: usize,
+    /// Skills whose entry was taken from the remote cache (`[cache] remote`; not counted in
+    /// `cache_hits` nor `cache_misses`).
+    pub remote_hits: usize,
+    /// Remote entries found and refused (corrupt, another version): each a warning, and a
+    /// miss.
+    pub remote_refused: usize,
+    /// Entries and L5 answers written to the remote cache by this session.
+    pub remote_pushed: usize,
+    /// L5 answers (one per wrapper) taken from the remote cache.
+    pub l5_remote: usize,
+    /// Wrappers this session sent to `python3` for L5.
+    pub l5_described: usize,
 }
 
 /// A build session: the database, the inputs and the memory of the last build.
@@ -274,6 +291,9 @@ pub struct Session {
     relist: bool,
     /// The tool version of cache keys and entries ([`crate::build::cache::TOOL`]).
     cache_tool: String,
+    /// The remote cache, opened by the first build with work (`None` inside: not configured,
+    /// or it could not be opened).
+    remote: Option<Option<remote::Remote>>,
 }
 
 impl Session {
@@ -341,6 +361,7 @@ impl Session {
             listings: None,
             relist: false,
             cache_tool: crate::build::cache::TOOL.into(),
+            remote: None,
         };
         s.refresh_all()?;
         Ok(s)
@@ -456,7 +477,7 @@ impl Session {
             ));
             timer.lap("read state");
         }
-        let warnings = self.take_cached(&timer);
+        let warnings = self.take_cached(&timer, None);
         self.run_queries(sink, &timer);
         let db: &Db = &self.db;
         let inputs = self.inputs;
@@ -566,7 +587,7 @@ impl Session {
         self.keep_spare_record(spare_record, &record_file)?;
         self.record_inputs()?;
         timer.lap("write store");
-        self.store_cached(&mut outcome);
+        self.store_cached(&mut outcome, false);
         timer.lap("write the build cache");
         self.reported = audit.reported;
         self.fresh = false;
