@@ -236,16 +236,25 @@ impl Session {
             warnings.push(unreachable(&remote.shown, &why));
         }
         let mut recorded = self.inputs.recorded(&self.db).clone();
-        let mut taken = 0;
+        let (mut taken, mut refused) = (0, 0);
         for (key, got) in pulled.iter().zip(got) {
             let remote::Got::Bytes(bytes) = got else { continue };
             // A corrupt object is no answer: Python is asked about those wrappers.
-            for (sha, answer) in remote::decode_l5(&bytes, key).unwrap_or_default() {
+            let Some(answers) = remote::decode_l5(&bytes, key) else {
+                refused += 1;
+                continue;
+            };
+            for (sha, answer) in answers {
                 if let std::collections::hash_map::Entry::Vacant(v) = recorded.described.entry(sha) {
                     v.insert(answer);
                     taken += 1;
                 }
             }
+        }
+        if refused > 0 {
+            warnings.push(format!(
+                "warning: {refused} of the remote build cache's L5 answers are refused (their digest or key does not match); python3 is asked about those wrappers"
+            ));
         }
         if taken > 0 {
             recorded.python = true;
