@@ -630,6 +630,50 @@ mod tests {
         assert_eq!(d[0].rule.code, "CF002");
     }
 
+    /// Issue 16, item 6: `[cache] remote` is a folder or Redis; anything else is a `CF001` at
+    /// its line, and the build stays local.
+    #[test]
+    fn cache_remote() {
+        let (cfg, d) = parse(
+            "p",
+            "[cache]\nremote = \"redis://127.0.0.1:6379\"\ntimeout_seconds = 3\n",
+        );
+        assert!(d.is_empty(), "{d:?}");
+        let remote = cfg.cache_remote.expect("a remote");
+        assert_eq!(remote.location, RemoteLocation::Redis("redis://127.0.0.1:6379".into()));
+        assert_eq!(remote.timeout_seconds, 3);
+        let (cfg, _) = parse("p", "[cache]\nremote = \"file:///srv/cache\"\n");
+        let remote = cfg.cache_remote.expect("a remote");
+        assert_eq!(remote.location, RemoteLocation::Folder("/srv/cache".into()));
+        assert_eq!(remote.timeout_seconds, DEFAULT_CACHE_TIMEOUT_SECONDS);
+        let (cfg, _) = parse("p", "[cache]\nremote = \"../ci-cache\"\n");
+        assert_eq!(
+            cfg.cache_remote.map(|r| r.location),
+            Some(RemoteLocation::Folder("../ci-cache".into()))
+        );
+        assert_eq!(parse("p", "[cache]\nremote = \"\"\n").0.cache_remote, None);
+        let shown = CacheRemote {
+            location: RemoteLocation::Redis("redis://user:secret@host:6379".into()),
+            timeout_seconds: 1,
+        };
+        assert!(!shown.shown().contains("secret"), "{}", shown.shown());
+        for (text, line) in [
+            ("[cache]\nremote = \"s3://bucket\"\n", 2),
+            ("[cache]\nremote = \"file://relative\"\n", 2),
+            ("[cache]\nremote = \"redis://\"\n", 2),
+            ("[cache]\n\ntimeout_seconds = 0\nremote = \"/x\"\n", 3),
+        ] {
+            let (_, d) = parse("p", text);
+            assert_eq!(
+                d.iter().map(|d| (d.rule.code, d.span.start.line)).collect::<Vec<_>>(),
+                [("CF001", line)],
+                "{text}"
+            );
+        }
+        let (_, d) = parse("p", "[cache]\nremot = \"/x\"\n");
+        assert_eq!(d[0].rule.code, "CF002");
+    }
+
     /// Issue 18, item 1: `[verify] keys`, the consumer's pinned signers.
     #[test]
     fn verify_keys() {
