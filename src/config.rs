@@ -36,6 +36,10 @@ pub const MAX_IMPORT_TIMEOUT_SECONDS: u64 = 86_400;
 /// File name of the configuration, at the project root.
 pub const FILE_NAME: &str = "pipeline.toml";
 
+mod cache;
+pub use cache::{CacheRemote, RemoteLocation};
+use cache::{CacheSection, cache_section};
+
 /// The resolved configuration. Paths are relative to the project root.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
@@ -80,6 +84,8 @@ pub struct Config {
     /// to the root (the consumer's pinned signers; several during a key rotation). Empty: no
     /// key is configured (verify falls back to trust on first use).
     pub verify_keys: Vec<PathBuf>,
+    /// `[cache]`: the remote build cache shared by machines and shards (`None`: local only).
+    pub cache_remote: Option<CacheRemote>,
 }
 
 impl Default for Config {
@@ -102,6 +108,7 @@ impl Default for Config {
             check: crate::suppress::CheckConfig::default(),
             scan_baseline: None,
             verify_keys: Vec::new(),
+            cache_remote: None,
         }
     }
 }
@@ -123,6 +130,7 @@ struct File {
     _agents: Option<serde::de::IgnoredAny>,
     check: Option<CheckSection>,
     verify: Option<VerifySection>,
+    cache: Option<CacheSection>,
     /// `[curator]`: parsed with its own diagnostics by `curate::config::parse`.
     #[serde(rename = "curator")]
     _curator: Option<serde::de::IgnoredAny>,
@@ -283,6 +291,9 @@ pub fn parse(file: &str, text: &str) -> (Config, Vec<Diagnostic>) {
     }
     if let Some(i) = parsed.import {
         import_section(i, &src, &mut cfg, &mut diags);
+    }
+    if let Some(c) = parsed.cache {
+        cfg.cache_remote = cache_section(c, &src, &mut diags);
     }
     for k in parsed.verify.and_then(|v| v.keys).unwrap_or_default() {
         if k.get_ref().trim().is_empty() {

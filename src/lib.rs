@@ -88,7 +88,8 @@ pub use embed::{EmbedError, Embedder};
 
 // Whole builds: a session keeps the database between builds (`skillc watch`).
 pub use build::session::{
-    BuildError, Checked as BuildChecked, Event as BuildEvent, Options as BuildOptions, Outcome as BuildOutcome, Session,
+    BuildError, Checked as BuildChecked, Event as BuildEvent, Options as BuildOptions, Outcome as BuildOutcome,
+    Session, Shard, ShardOutcome,
 };
 
 // Text-level entry points: one SKILL.md in, a value and its diagnostics out.

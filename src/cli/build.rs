@@ -54,6 +54,18 @@ pub struct BuildArgs {
     /// not change checks only the top of `out/`; `skillc verify` checks every byte.
     #[arg(long)]
     pub force: bool,
+    /// Compute the per-skill stages (analysis, scan, drafts, L5) of one N-th of the skills
+    /// (`I/N`, 1 ≤ I ≤ N; skill k of the sorted folders goes to shard k mod N + 1) and push
+    /// their entries to `[cache] remote`, which must be set. Writes no catalog and leaves
+    /// `out/` alone: after the N shards, a plain `skillc build` pulls every entry and runs only
+    /// the catalog-wide stages and signing. Exit 0 when the shard is done (a remote that
+    /// failed is a warning: the final build then computes those skills), 2 on bad usage.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    pub shard: Option<crate::build::session::Shard>,
+}
+
+fn parse_shard(text: &str) -> Result<crate::build::session::Shard, String> {
+    crate::build::session::Shard::parse(text)
 }
 
 /// `path` (absolute, or relative to the project root) relative to the project `root`, with
@@ -247,6 +259,7 @@ pub(crate) fn prepare(args: &ProjectArgs, out: &mut Printer) -> anyhow::Result<P
                 .map(|e| (e.name, e.source))
                 .collect(),
             menu: super::menu::build_settings(root, &project.menu)?,
+            remote: cfg.cache_remote.clone(),
         },
         vocab_text: vtext,
         _lock: lock,
@@ -291,6 +304,9 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
         },
         Ok(p) => p,
     };
+    if let Some(shard) = args.shard {
+        return run_shard(shard, prepared, out, started);
+    }
     let mut events =
         super::progress::Reporter::new(args.message_format, args.quiet || args.format == ReportFormat::Json);
     events.started(prepared.options.roots.len());
@@ -323,8 +339,69 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
             session.options().out_dir.display()
         ));
     }
+    if let Some(remote) = &session.options().remote {
+        out.note(&cache_line(&outcome.checked, &remote.shown()));
+    }
     let status = finish(args, out, &outcome, &session.options().out_dir, started)?;
     Ok(status)
+}
+
+/// `build cache: …`: where each skill's per-skill results came from, with a remote cache.
+fn cache_line(c: &crate::build::session::Checked, remote: &str) -> String {
+    format!(
+        "build cache: {} from {remote}, {} from .skillc/cache, {} computed; {} L5 answers from the remote, {} wrappers sent to python3; {} objects pushed",
+        super::output::count(c.remote_hits, "skill"),
+        c.cache_hits,
+        c.cache_misses,
+        c.l5_remote,
+        c.l5_described,
+        c.remote_pushed,
+    )
+}
+
+/// `skillc build --shard I/N`: this shard's per-skill stages, pushed; no catalog.
+fn run_shard(
+    shard: crate::build::session::Shard,
+    prepared: Prepared,
+    out: &mut Printer,
+    started: Instant,
+) -> anyhow::Result<Status> {
+    let Some(remote) = prepared.options.remote.clone() else {
+        anyhow::bail!(
+            "--shard pushes its results to the remote build cache, and pipeline.toml has no `[cache] remote`: set one (README, \"A build cache shared by machines\")"
+        );
+    };
+    let vocab_text = prepared.vocab_text.clone();
+    let mut session =
+        Session::open(prepared.options, prepared.vocab_text).map_err(|e| report_error(e, &vocab_text, out))?;
+    let done = match session.build_shard(shard) {
+        Ok(done) => done,
+        Err(BuildError::NoSkills(roots)) => {
+            NoSkills(roots).print(out);
+            return Ok(Status::Failure);
+        }
+        Err(e) => return Err(report_error(e, &vocab_text, out)),
+    };
+    for w in &done.warnings {
+        out.note(w);
+    }
+    let c = &done.checked;
+    out.line(&format!(
+        "shard {}/{}: {} of {}: {} computed, {} already cached ({} here, {} on the remote); {} objects pushed to {} in {:.2} s; no catalog written: run `skillc build` without --shard to assemble and sign it",
+        shard.index,
+        shard.count,
+        done.mine,
+        super::output::count(done.skills, "skill"),
+        c.cache_misses,
+        c.cache_hits + c.remote_hits,
+        c.cache_hits,
+        c.remote_hits,
+        c.remote_pushed,
+        remote.shown(),
+        started.elapsed().as_secs_f64(),
+    ))?;
+    out.flush()?;
+    Ok(Status::Success)
 }
 
 /// The key id of the public key in `out/` (the last catalog's signer), when one is readable.

@@ -398,5 +398,6 @@ pub fn build_options(dir: &Path) -> skillc::BuildOptions {
         fail_on: Default::default(),
         imported_from: Default::default(),
         menu: Default::default(),
+        remote: None,
     }
 }

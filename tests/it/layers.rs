@@ -157,6 +157,8 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "build::dense",
             "build::exec",
             "build::store",
+            // `[cache] remote`: where the shared build cache is (build::session::remote).
+            "config",
             "db",
             "db::load",
             "diag",
@@ -323,6 +325,8 @@ const IO_PATHS: &[&str] = &[
     "notify",
     "notify_debouncer_full",
     "ureq",
+    "opendal",
+    "tokio::runtime",
     "tempfile",
     "getrandom",
     "ctrlc",

@@ -39,6 +39,7 @@ mod pinning;
 mod plan;
 mod publish;
 mod reader_trust;
+mod remote;
 mod review;
 mod sarif;
 mod scan;

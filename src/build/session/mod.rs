@@ -19,12 +19,15 @@
 
 mod audit;
 mod catalog;
+mod checked;
 mod generation;
 mod inputs;
 mod menu;
 mod metadata;
 mod processes;
 mod record;
+mod remote;
+mod shard;
 mod stamp;
 mod timer;
 mod tree;
@@ -50,7 +53,9 @@ use crate::model::{AdmissionSettings, FindingSeverity, Level, Limits, Mode};
 use crate::sign::SecretKey;
 use crate::util::sha256;
 use crate::vocab;
+pub use checked::Checked;
 use inputs::Known;
+pub use shard::{Shard, ShardOutcome};
 use stamp::{Job, Stamped, Stamper};
 use timer::Timer;
 use tree::{Plan, Planned};
@@ -88,6 +93,8 @@ pub struct Options {
     pub imported_from: BTreeMap<String, String>,
     /// `[menu]` and `[agents]`, written into the menu index.
     pub menu: crate::menu::settings::MenuSettings,
+    /// `[cache] remote`: the build cache shared with other machines and shards, when set.
+    pub remote: Option<crate::config::CacheRemote>,
 }
 
 /// Failures that stop a build (never problems in skills: those are in the report).
@@ -198,37 +205,6 @@ pub struct Outcome {
     pub warnings: Vec<String>,
 }
 
-/// What a build looked at on disk to check its inputs and outputs (tests assert these counts,
-/// never times).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Checked {
-    /// Input files whose metadata (size, times, inode) was compared with the store's record.
-    pub inputs_statted: usize,
-    /// Input files read and hashed: new, changed metadata, or no record of them.
-    pub inputs_hashed: usize,
-    /// Files of `out/` listed with their metadata.
-    pub out_listed: usize,
-    /// Files of the spare generation listed with their metadata (0 while its record is
-    /// trusted).
-    pub spare_listed: usize,
-    /// Folders under the skill roots read from the disk by the search for skills: new or
-    /// changed since the last listing, or no record of them.
-    pub dirs_listed: usize,
-    /// Folders under the skill roots answered from the record of their last listing (one
-    /// `lstat` each: identity and times unchanged).
-    pub dirs_reused: usize,
-    /// Skills whose per-skill results (unit, drafts, menu entry) were taken from the
-    /// persistent build cache (`.skillc/cache/`) instead of being computed.
-    pub cache_hits: usize,
-    /// Skills looked up in the cache and computed: no entry for their key, or a bad one.
-    pub cache_misses: usize,
-    /// Entries found and refused (truncated, corrupt, another version): counted in
-    /// `cache_misses` too, each with a warning in [`Outcome::warnings`].
-    pub cache_refused: usize,
-    /// Entries written by this session (one per skill computed).
-    pub cache_written: usize,
-}
-
 /// A build session: the database, the inputs and the memory of the last build.
 pub struct Session {
     opts: Options,
@@ -274,6 +250,9 @@ pub struct Session {
     relist: bool,
     /// The tool version of cache keys and entries ([`crate::build::cache::TOOL`]).
     cache_tool: String,
+    /// The remote cache, opened by the first build with work (`None` inside: not configured,
+    /// or it could not be opened).
+    remote: Option<Option<remote::Remote>>,
 }
 
 impl Session {
@@ -341,6 +320,7 @@ impl Session {
             listings: None,
             relist: false,
             cache_tool: crate::build::cache::TOOL.into(),
+            remote: None,
         };
         s.refresh_all()?;
         Ok(s)
@@ -456,7 +436,7 @@ impl Session {
             ));
             timer.lap("read state");
         }
-        let warnings = self.take_cached(&timer);
+        let warnings = self.take_cached(&timer, None);
         self.run_queries(sink, &timer);
         let db: &Db = &self.db;
         let inputs = self.inputs;
@@ -566,7 +546,7 @@ impl Session {
         self.keep_spare_record(spare_record, &record_file)?;
         self.record_inputs()?;
         timer.lap("write store");
-        self.store_cached(&mut outcome);
+        self.store_cached(&mut outcome, false);
         timer.lap("write the build cache");
         self.reported = audit.reported;
         self.fresh = false;

@@ -42,7 +42,7 @@ impl Session {
         let runner = System::new(self.opts.root.clone());
         let mut changed = false;
         if !skip.contains(&Level::L5) {
-            changed |= self.describe_new_wrappers(&runner, &mut recorded);
+            changed |= self.describe_new_wrappers(&runner, &mut recorded, None);
         }
         if inputs.admission(&self.db).has_verifier() && !skip.contains(&Level::L6) {
             changed |= verify_new_requests(&self.db, inputs, &runner, &mut recorded);
@@ -53,9 +53,15 @@ impl Session {
         }
     }
 
-    /// L5: compiles and describes every draft wrapper not yet described, records the answers
-    /// and caches them for the next process. Says whether `recorded` changed.
-    fn describe_new_wrappers(&self, runner: &System, recorded: &mut Recorded) -> bool {
+    /// L5: compiles and describes every draft wrapper not yet described (of the skills
+    /// `only` lists, when given: a shard's), records the answers and caches them for the next
+    /// process. Says whether `recorded` changed.
+    pub(super) fn describe_new_wrappers(
+        &mut self,
+        runner: &System,
+        recorded: &mut Recorded,
+        only: Option<&HashSet<SkillSource>>,
+    ) -> bool {
         let (db, inputs) = (&self.db, self.inputs);
         let mut wrappers: Vec<(String, String)> = Vec::new();
         let mut seen = HashSet::new();
@@ -63,7 +69,7 @@ impl Session {
         let skip = inputs.skip(db);
         // The wrappers' texts are in the drafts (admission sees their digests); a draft taken
         // from the build cache renders its wrapper again, only when Python must see it.
-        for s in inputs.skills(db) {
+        for s in inputs.skills(db).iter().filter(|s| only.is_none_or(|o| o.contains(*s))) {
             for (j, e) in skill_drafts(db, inputs, *s).iter().enumerate() {
                 let Some(e) = e else { continue };
                 let sha = e.digests().wrapper.clone();
@@ -77,6 +83,7 @@ impl Session {
         if wrappers.is_empty() {
             return false;
         }
+        self.checked.l5_described += wrappers.len();
         let Some(results) = runner.describe(&wrappers) else {
             let changed = recorded.python;
             recorded.python = false;

@@ -3,15 +3,17 @@
 //! its results were taken or computed is looked up in `.skillc/cache/` and, when a verified
 //! entry is there, its bytes become the skill's `warm` input (the queries decode what they
 //! need of it); after the build, the skills computed are written as entries, and the entries
-//! the previous build of this output folder used and this one does not are removed.
+//! the previous build of this output folder used and this one does not are removed. With
+//! `[cache] remote`, a local miss is asked of the remote ([`super::remote`]) and what is
+//! computed is pushed to it, with the skill's L5 answers.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::{Outcome, Session, Timer};
+use super::{Outcome, Session, Timer, remote};
 use crate::build::cache::{self, KeyParts, MenuPart, Results};
 use crate::build::menu::{executor_texts, menu_entry};
 use crate::build::{skill_drafts, skill_output, skill_unit};
@@ -33,6 +35,15 @@ enum Found {
     Absent,
     /// An entry that failed verification, or could not be read: why.
     Refused(String),
+    /// A verified entry from the remote cache.
+    Remote(Arc<[u8]>),
+}
+
+/// The warning of a remote that stopped answering.
+fn unreachable(shown: &str, why: &str) -> String {
+    format!(
+        "warning: the remote build cache {shown} is unreachable or failing ({why}); the rest of this build uses local work only"
+    )
 }
 
 /// The path of the entry of `key` under the cache folder `dir`.
@@ -81,22 +92,25 @@ impl Session {
     }
 
     /// Looks up, in parallel, every skill whose key is not the one its results were taken or
-    /// computed for, and sets its `warm` input: the verified entry, or none (computed). A
-    /// skill whose key is unchanged keeps what the database has. Returns the warnings of
-    /// refused entries (each is a miss, the skill computed and its entry written again).
-    pub(super) fn take_cached(&mut self, timer: &Timer) -> Vec<String> {
+    /// computed for (of `only`, when given: a shard's skills), and sets its `warm` input: the
+    /// verified entry — from `.skillc/cache/`, else from the remote cache, whose entries are
+    /// kept locally too — or none (computed). A skill whose key is unchanged keeps what the
+    /// database has. Returns the warnings of refused entries and of an unreachable remote
+    /// (each a miss: the skill computed and its entry written again).
+    pub(super) fn take_cached(&mut self, timer: &Timer, only: Option<&HashSet<String>>) -> Vec<String> {
         let context = self.cache_context();
         let dir = self.cache_dir();
         let tool = self.cache_tool.clone();
         let todo: Vec<(String, [u8; 32])> = self
             .skills
             .iter()
+            .filter(|(d, _)| only.is_none_or(|o| o.contains(*d)))
             .filter_map(|(d, k)| {
                 let key = cache::key(&context, &k.fingerprint);
                 (k.key != Some(key)).then(|| (d.clone(), key))
             })
             .collect();
-        let found: Vec<(String, [u8; 32], Found)> = todo
+        let mut found: Vec<(String, [u8; 32], Found)> = todo
             .into_par_iter()
             .map(|(d, key)| {
                 let f = look_up(&dir, &key, &tool);
@@ -104,6 +118,7 @@ impl Session {
             })
             .collect();
         let mut warnings = Vec::new();
+        let pulled = self.pull_remote(&mut found, &mut warnings);
         for (display, key, found) in found {
             let Some(k) = self.skills.get_mut(&display) else {
                 continue;
@@ -111,6 +126,10 @@ impl Session {
             let warm = match found {
                 Found::Entry(bytes) => {
                     self.checked.cache_hits += 1;
+                    Some(bytes)
+                }
+                Found::Remote(bytes) => {
+                    self.checked.remote_hits += 1;
                     Some(bytes)
                 }
                 Found::Absent => {
@@ -134,15 +153,124 @@ impl Session {
                 k.source.set_warm(&mut self.db).to(warm);
             }
         }
+        self.pull_l5(&pulled, &mut warnings);
         timer.lap("read the build cache");
         warnings
     }
 
+    /// The remote cache, opened on first use; `None` when none is configured or it cannot be
+    /// opened (said once in `warnings`).
+    fn remote(&mut self, warnings: &mut Vec<String>) -> Option<&remote::Remote> {
+        if self.remote.is_none() {
+            let opened = self.opts.remote.as_ref().and_then(|cfg| {
+                remote::Remote::open(cfg, &self.opts.root)
+                    .inspect_err(|e| {
+                        warnings.push(format!(
+                            "warning: the remote build cache {} cannot be used ({e}); building with local work only",
+                            cfg.shown()
+                        ));
+                    })
+                    .ok()
+            });
+            self.remote = Some(opened);
+        }
+        self.remote.as_ref().and_then(Option::as_ref)
+    }
+
+    /// Asks the remote for the skills the local cache does not have, verifies what it sends
+    /// and keeps it in `.skillc/cache/`. Returns the keys taken from it.
+    fn pull_remote(&mut self, found: &mut [(String, [u8; 32], Found)], warnings: &mut Vec<String>) -> Vec<[u8; 32]> {
+        let wanted: Vec<usize> = (0..found.len())
+            .filter(|&i| matches!(found[i].2, Found::Absent | Found::Refused(_)))
+            .collect();
+        if wanted.is_empty() || self.opts.remote.is_none() {
+            return Vec::new();
+        }
+        let dir = self.cache_dir();
+        let tool = self.cache_tool.clone();
+        let Some(remote) = self.remote(warnings) else {
+            return Vec::new();
+        };
+        let names: Vec<String> = wanted.iter().map(|&i| remote::entry_name(&found[i].1)).collect();
+        let got = remote.get_all(&names);
+        let shown = remote.shown.clone();
+        if let Some(why) = remote.take_failure() {
+            warnings.push(unreachable(&shown, &why));
+        }
+        let mut pulled = Vec::new();
+        let mut refused = 0;
+        for (&i, got) in wanted.iter().zip(got) {
+            let (display, key, slot) = &mut found[i];
+            let remote::Got::Bytes(bytes) = got else { continue };
+            match remote::verify_entry(bytes, key, &tool) {
+                Ok(bytes) => {
+                    // Kept locally: the next build of this machine needs no remote.
+                    let _ = crate::emit::write::write_atomic(&entry_path(&dir, key), &bytes, None);
+                    pulled.push(*key);
+                    *slot = Found::Remote(bytes);
+                }
+                Err(why) => {
+                    refused += 1;
+                    warnings.push(format!(
+                        "warning: the remote build cache entry {} of {display} is refused: {why}; {display} is computed here",
+                        remote::entry_name(key)
+                    ));
+                }
+            }
+        }
+        self.checked.remote_refused += refused;
+        pulled
+    }
+
+    /// The L5 answers of the skills taken from the remote (by wrapper digest), added to what
+    /// admission is told (`recorded`): the final assembly of a sharded build runs no Python.
+    fn pull_l5(&mut self, pulled: &[[u8; 32]], warnings: &mut Vec<String>) {
+        if pulled.is_empty() || self.inputs.skip(&self.db).contains(&crate::model::Level::L5) {
+            return;
+        }
+        let (python, tool) = (self.python.clone(), self.cache_tool.clone());
+        let Some(remote) = self.remote(warnings) else { return };
+        let names: Vec<String> = pulled.iter().map(|k| remote::l5_name(k, &python, &tool)).collect();
+        let got = remote.get_all(&names);
+        if let Some(why) = remote.take_failure() {
+            warnings.push(unreachable(&remote.shown, &why));
+        }
+        let mut recorded = self.inputs.recorded(&self.db).clone();
+        let (mut taken, mut refused) = (0, 0);
+        for (key, got) in pulled.iter().zip(got) {
+            let remote::Got::Bytes(bytes) = got else { continue };
+            // A corrupt object is no answer: Python is asked about those wrappers.
+            let Some(answers) = remote::decode_l5(&bytes, key) else {
+                refused += 1;
+                continue;
+            };
+            for (sha, answer) in answers {
+                if let std::collections::hash_map::Entry::Vacant(v) = recorded.described.entry(sha) {
+                    v.insert(answer);
+                    taken += 1;
+                }
+            }
+        }
+        if refused > 0 {
+            warnings.push(format!(
+                "warning: {refused} of the remote build cache's L5 answers are refused (their digest or key does not match); python3 is asked about those wrappers"
+            ));
+        }
+        if taken > 0 {
+            recorded.python = true;
+            self.checked.l5_remote += taken;
+            use salsa::Setter as _;
+            self.inputs.set_recorded(&mut self.db).to(recorded);
+        }
+    }
+
     /// Writes an entry for every skill computed by this session and not stored yet, in
-    /// parallel, then removes the entries the previous build of this output folder used and
-    /// this one does not. Failures only cost a later miss: they become warnings of `outcome`,
-    /// which also gets the count of entries written.
-    pub(super) fn store_cached(&mut self, outcome: &mut Outcome) {
+    /// parallel, and pushes them with their L5 answers to the remote cache; then (unless
+    /// `shard`) removes the entries the previous build of this output folder used and this
+    /// one does not. A shard's entries hold no menu part (it needs the catalog's admission).
+    /// Failures only cost a later miss: they become warnings of `outcome`, which also gets
+    /// the counts of entries written and pushed.
+    pub(super) fn store_cached(&mut self, outcome: &mut Outcome, shard: bool) {
         let warnings = &mut outcome.warnings;
         let dir = self.cache_dir();
         let inputs = self.inputs;
@@ -153,25 +281,52 @@ impl Session {
             .filter(|(_, k)| !k.stored)
             .filter_map(|(d, k)| Some((d.clone(), k.source, k.key?)))
             .collect();
-        let written: Vec<(String, Result<(), String>)> = todo
+        let push = self.opts.remote.is_some();
+        let l5_on = !inputs.skip(&self.db).contains(&crate::model::Level::L5);
+        type Written = (String, Result<(), String>, Option<([u8; 32], Vec<u8>, Vec<u8>)>);
+        let written: Vec<Written> = todo
             .par_iter()
             .map_with(self.db.clone(), |db, (display, s, key)| {
-                let output = skill_output(db, inputs, *s);
-                let menu = menu_entry(db, inputs, *s).clone().map(|entry| MenuPart {
-                    executors: executor_texts(output),
-                    entry,
-                });
+                let menu = if shard {
+                    None
+                } else {
+                    let output = skill_output(db, inputs, *s);
+                    menu_entry(db, inputs, *s).clone().map(|entry| MenuPart {
+                        executors: executor_texts(output),
+                        entry,
+                    })
+                };
+                let drafts = skill_drafts(db, inputs, *s);
                 let results = Results {
                     unit: skill_unit(db, inputs, *s),
-                    drafts: skill_drafts(db, inputs, *s),
+                    drafts,
                     menu,
                 };
                 let bytes = cache::encode(key, &tool, &results);
                 let done = crate::emit::write::write_atomic(&entry_path(&dir, key), &bytes, None);
-                (display.clone(), done.map_err(|e| e.to_string()))
+                let pushed = push.then(|| {
+                    let described = &inputs.recorded(db).described;
+                    let answers: BTreeMap<String, _> = drafts
+                        .iter()
+                        .flatten()
+                        .filter_map(|e| {
+                            let sha = e.digests().wrapper.clone();
+                            let answer = described.get(&sha)?.clone();
+                            Some((sha, answer))
+                        })
+                        .collect();
+                    let l5 = if l5_on && !answers.is_empty() {
+                        remote::encode_l5(key, &answers)
+                    } else {
+                        Vec::new()
+                    };
+                    (*key, bytes, l5)
+                });
+                (display.clone(), done.map_err(|e| e.to_string()), pushed)
             })
             .collect();
-        for (display, done) in written {
+        let mut objects = Vec::new();
+        for (display, done, pushed) in written {
             match done {
                 Ok(()) => {
                     self.checked.cache_written += 1;
@@ -183,11 +338,27 @@ impl Session {
                     "warning: the build cache entry of {display} was not written: {e}"
                 )),
             }
+            if let Some((key, bytes, l5)) = pushed {
+                objects.push((remote::entry_name(&key), bytes));
+                if !l5.is_empty() {
+                    objects.push((remote::l5_name(&key, &self.python, &tool), l5));
+                }
+            }
         }
-        if let Err(e) = self.prune_cache(&dir) {
+        if !objects.is_empty()
+            && let Some(remote) = self.remote(warnings)
+        {
+            let n = remote.put_all(objects);
+            if let Some(why) = remote.take_failure() {
+                warnings.push(unreachable(&remote.shown, &why));
+            }
+            self.checked.remote_pushed += n;
+        }
+        if !shard && let Err(e) = self.prune_cache(&dir) {
             warnings.push(format!("warning: the build cache was not pruned: {e}"));
         }
         outcome.checked.cache_written = self.checked.cache_written;
+        outcome.checked.remote_pushed = self.checked.remote_pushed;
     }
 
     /// Removes the entries of the previous build's keys this build does not use, and records
