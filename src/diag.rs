@@ -503,43 +503,31 @@ pub fn is_bidi_control(c: char) -> bool {
 /// A message, path or label with control and bidirectional characters escaped (`\u{1b}`,
 /// `\u{202e}`), safe to print to a terminal.
 pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() || is_bidi_control(c);
-    if s.chars().any(unsafe_char) {
-        std::borrow::Cow::Owned(
-            s.chars()
-                .map(|c| {
-                    if unsafe_char(c) {
-                        c.escape_default().to_string()
-                    } else {
-                        c.to_string()
-                    }
-                })
-                .collect(),
-        )
-    } else {
-        std::borrow::Cow::Borrowed(s)
-    }
+    escape_where(s, |c| c.is_control() || is_bidi_control(c))
 }
 
 /// [`printable`] for multi-line text: line breaks and tabs are kept, every other control or
 /// bidirectional character is escaped (for a diff shown on a terminal).
 pub fn printable_lines(s: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| (c.is_control() && !matches!(c, '\t' | '\n')) || is_bidi_control(c);
-    if s.chars().any(unsafe_char) {
-        std::borrow::Cow::Owned(
-            s.chars()
-                .map(|c| {
-                    if unsafe_char(c) {
-                        c.escape_default().to_string()
-                    } else {
-                        c.to_string()
-                    }
-                })
-                .collect(),
-        )
-    } else {
-        std::borrow::Cow::Borrowed(s)
+    escape_where(s, |c| {
+        (c.is_control() && !matches!(c, '\t' | '\n')) || is_bidi_control(c)
+    })
+}
+
+/// `s` with the characters `unsafe_char` picks written as Rust escapes; borrowed when none.
+fn escape_where(s: &str, unsafe_char: impl Fn(char) -> bool) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(&unsafe_char) {
+        return std::borrow::Cow::Borrowed(s);
     }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if unsafe_char(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Builds a snippet holding only the lines the diagnostic touches (cheap on large files).
