@@ -395,7 +395,7 @@ impl Menu {
 
     /// What each feature of the turn contributed to skill `i`'s lexical score (its share of the
     /// cosine times the skill's coordination factor and name bonus), largest first: per word
-    /// the one feature that counted ([`Menu::accumulate`]), and every letter trigram.
+    /// the one feature that counted (`Menu::accumulate`), and every letter trigram.
     pub fn explain(&self, turn: &str, i: usize) -> Vec<Matched> {
         let features = lexical::turn_features(turn, &self.index.lexicon);
         let n = self.index.skills.len();

@@ -26,7 +26,7 @@ pub struct Checked {
     /// Skills looked up in the cache and computed: no entry for their key, or a bad one.
     pub cache_misses: usize,
     /// Entries found and refused (truncated, corrupt, another version): counted in
-    /// `cache_misses` too, each with a warning in [`Outcome::warnings`].
+    /// `cache_misses` too, each with a warning in [`Outcome::warnings`](super::Outcome::warnings).
     pub cache_refused: usize,
     /// Entries written by this session (one per skill computed).
     pub cache_written: usize,
