@@ -261,6 +261,58 @@ fn a_corrupt_remote_entry_is_refused_with_a_warning_and_computed() {
     );
 }
 
+/// An object that is not a regular file of bounded size — a FIFO (whose open blocks until a
+/// writer comes: the build never exited), a link to `/dev/zero` (memory filled until the
+/// timeout) — turns the remote off with a warning naming it, before it is opened (the message
+/// was "no answer within 30 s" for the link); the build ends, computes, and writes a cold
+/// build's `out/`.
+#[cfg(unix)]
+#[test]
+fn a_fifo_or_an_endless_object_in_a_folder_remote_is_refused_not_read() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let Some(skills) = generated(root.path()) else { return };
+    let key = root.path().join("test.key");
+    common::write_test_key(&key);
+    let cold = cold_out(root.path(), &skills, &key);
+    let remote = root.path().join("remote");
+    let pipeline = format!("[cache]\nremote = \"{}\"\ntimeout_seconds = 30\n", remote.display());
+    run_shards(root.path(), &skills, &key, &pipeline);
+    let mut entries: Vec<PathBuf> = walkdir::WalkDir::new(remote.join("entries"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(walkdir::DirEntry::into_path)
+        .collect();
+    entries.sort();
+    for (i, plant) in ["fifo", "zero"].into_iter().enumerate() {
+        let entry = &entries[i];
+        std::fs::remove_file(entry).expect("remove");
+        if plant == "fifo" {
+            let made = std::process::Command::new("mkfifo")
+                .arg(entry)
+                .status()
+                .expect("mkfifo");
+            assert!(made.success());
+        } else {
+            std::os::unix::fs::symlink("/dev/zero", entry).expect("symlink");
+        }
+        let last = root.path().join(format!("final-{plant}"));
+        project(&last, &skills, &pipeline);
+        let run = build(&last, &key, &[]);
+        assert_eq!(run.code, Some(1), "{plant}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("is not a regular object of at most 64 MiB"),
+            "{plant}: {}",
+            run.stderr
+        );
+        assert!(
+            common::tree(&last.join("out")) == cold,
+            "{plant}: out/ differs from a cold build's"
+        );
+        std::fs::remove_file(entry).expect("remove");
+    }
+}
+
 #[test]
 fn an_unreachable_remote_is_a_warning_and_local_work() {
     let root = tempfile::tempdir().expect("tempdir");

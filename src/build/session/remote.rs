@@ -24,6 +24,10 @@ use crate::util::hex;
 /// How many remote operations run at once.
 const CONCURRENCY: usize = 32;
 
+/// Most bytes of one remote object (an entry or a skill's L5 answers are a few KB; a
+/// skill's entry at the format's limits stays far below this).
+const MAX_OBJECT_BYTES: u64 = 64 << 20;
+
 /// The first bytes of a remote object of L5 answers.
 const L5_MAGIC: &[u8; 8] = b"skillc\x00L";
 
@@ -165,7 +169,30 @@ impl Remote {
             return names.iter().map(|_| Got::Failed).collect();
         }
         let results = self.run_all(names.to_vec(), |op, name| async move {
-            match op.read(&name).await {
+            // Only a regular object of bounded size is read: opening a FIFO planted in a
+            // folder remote would block a runtime thread past any timeout, and a link to
+            // `/dev/zero` or a huge value would fill the memory. Such an object makes the
+            // remote untrusted for the rest of the process, like any failure.
+            let meta = match op.stat(&name).await {
+                Ok(m) => m,
+                Err(e) if e.kind() == opendal::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(format!("reading {name}: {e}")),
+            };
+            if !meta.mode().is_file() || meta.content_length() > MAX_OBJECT_BYTES {
+                return Err(format!(
+                    "{name} is not a regular object of at most {} MiB",
+                    MAX_OBJECT_BYTES >> 20
+                ));
+            }
+            // No more than the size it was found with: an object that grows in between is
+            // cut, and then fails its digest like any corrupt one.
+            let len = meta.content_length();
+            let read = if len == 0 {
+                op.read(&name).await
+            } else {
+                op.read_with(&name).range(0..len).await
+            };
+            match read {
                 Ok(buf) => Ok(Some(buf.to_vec())),
                 Err(e) if e.kind() == opendal::ErrorKind::NotFound => Ok(None),
                 Err(e) => Err(format!("reading {name}: {e}")),
