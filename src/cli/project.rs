@@ -125,15 +125,35 @@ pub(crate) fn read_input(
     }
 }
 
+/// Most bytes of a project file read by [`read_text_at`] (the scan baseline and the menu
+/// calibration are a few KB; a baseline of every finding of a large monorepo stays far below).
+pub(crate) const MAX_PROJECT_TEXT: u64 = 64 << 20;
+
 /// The text of a project file that has no diagnostic code of its own (the scan baseline,
 /// `menu-calibration.toml`); `None` when it is missing. Invalid UTF-8 is an error at the
 /// `file:line:column` of the first bad byte, with what to do (`fix`).
+///
+/// Only a regular file of at most [`MAX_PROJECT_TEXT`] bytes is read: a FIFO would block the
+/// command, a huge file fill the memory, and a broken symbolic link is refused rather than
+/// taken as absent (a command that records into the file would replace it).
 pub(crate) fn read_text_at(path: &Path, fix: &str) -> anyhow::Result<Option<String>> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if std::fs::symlink_metadata(path).is_ok() {
+                anyhow::bail!("{} is a broken symbolic link; {fix}", path.display());
+            }
+            return Ok(None);
+        }
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
     };
+    anyhow::ensure!(
+        meta.is_file() && meta.len() <= MAX_PROJECT_TEXT,
+        "{} is not a regular file of at most {} MiB; {fix}",
+        path.display(),
+        MAX_PROJECT_TEXT >> 20
+    );
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     match String::from_utf8(bytes) {
         Ok(text) => Ok(Some(text)),
         Err(e) => {

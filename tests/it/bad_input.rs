@@ -100,6 +100,32 @@ fn menu_calibrate_never_replaces_a_calibration_it_cannot_read() {
         std::fs::read(p.path().join("menu-calibration.toml")).expect("read"),
         bad
     );
+    // A FIFO (reading it blocked the command) and a broken link (taken as absent, it was
+    // replaced) are refused and left as they are.
+    #[cfg(unix)]
+    for plant in ["fifo", "link"] {
+        let file = p.path().join("menu-calibration.toml");
+        std::fs::remove_file(&file).expect("remove");
+        if plant == "fifo" {
+            let made = std::process::Command::new("mkfifo")
+                .arg(&file)
+                .status()
+                .expect("mkfifo");
+            assert!(made.success());
+        } else {
+            std::os::unix::fs::symlink("nowhere/x.toml", &file).expect("symlink");
+        }
+        let r = run(p.path(), &["menu", "calibrate", "battery.toml"]);
+        assert_eq!(r.code, Some(2), "{plant}: {}\n{}", r.stdout, r.stderr);
+        let want = if plant == "fifo" {
+            "is not a regular file"
+        } else {
+            "is a broken symbolic link"
+        };
+        assert!(r.stderr.contains(want), "{plant}: {}", r.stderr);
+        let kind = std::fs::symlink_metadata(&file).expect("still there").file_type();
+        assert!(!kind.is_file(), "{plant}: replaced by a regular file");
+    }
 }
 
 /// An output folder where nothing can be created (procfs) is named in the error, as the user
