@@ -84,6 +84,10 @@ fn start(
         Ok(s) => s,
         Err(e) => return Ok(Err(super::catalog::refused(&e, &trust, "nothing is served", out)?)),
     };
+    let listener = std::net::TcpListener::bind(addr).with_context(|| format!("listening on {addr}"))?;
+    listener.set_nonblocking(true)?;
+    let bound = listener.local_addr()?;
+    // Written only now that the catalog verifies and the port is ours.
     if let Some((state_dir, token)) = new_token {
         auth::create(&state_dir, &token)?;
         out.note(&format!(
@@ -91,9 +95,6 @@ fn start(
             auth::token_path(&state_dir).display()
         ));
     }
-    let listener = std::net::TcpListener::bind(addr).with_context(|| format!("listening on {addr}"))?;
-    listener.set_nonblocking(true)?;
-    let bound = listener.local_addr()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("skillc-serve")

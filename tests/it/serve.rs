@@ -485,6 +485,17 @@ fn a_catalog_that_does_not_verify_is_not_served() {
 }
 
 #[test]
+fn a_port_in_use_is_an_error_that_creates_no_token() {
+    let p = project();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = taken.local_addr().expect("addr").to_string();
+    let r = crate::common::skillc(p.path(), ["serve", "--addr", addr.as_str()]);
+    assert_eq!(r.code, Some(2), "{r:?}");
+    assert!(r.stderr.contains(&format!("listening on {addr}")), "{}", r.stderr);
+    assert!(!p.path().join(".skillc/serve.token").exists(), "{}", r.stderr);
+}
+
+#[test]
 fn hostile_clients_get_json_errors_and_the_server_goes_on() {
     let p = project();
     let s = Server::start(p.path(), &[]);
