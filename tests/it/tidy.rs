@@ -96,6 +96,7 @@ fn readme_set_up_names_every_prerequisite() {
         "`git`",
         "Python 3",
         "`minisign`",
+        "`redis-server`",
         "skills-ref",
         "agentskills",
         "`.ci/run`",
