@@ -202,17 +202,29 @@ fn four_shards_through_redis_write_a_cold_builds_out() {
     );
 }
 
-#[test]
-fn a_corrupt_remote_entry_is_refused_with_a_warning_and_computed() {
+/// A generated project sharded into a folder remote: what the tests that then spoil the remote
+/// need. `None` when the generated skills are missing (outside CI).
+struct Sharded {
+    root: tempfile::TempDir,
+    skills: PathBuf,
+    key: PathBuf,
+    cold: std::collections::BTreeMap<String, (Vec<u8>, bool)>,
+    remote: PathBuf,
+    pipeline: String,
+    /// The remote's entry files, sorted.
+    entries: Vec<PathBuf>,
+}
+
+/// 4 shards pushed to a folder remote (`[cache]` plus `extra` lines), and a cold build's `out/`.
+fn sharded_folder_remote(extra: &str) -> Option<Sharded> {
     let root = tempfile::tempdir().expect("tempdir");
-    let Some(skills) = generated(root.path()) else { return };
+    let skills = generated(root.path())?;
     let key = root.path().join("test.key");
     common::write_test_key(&key);
     let cold = cold_out(root.path(), &skills, &key);
     let remote = root.path().join("remote");
-    let pipeline = format!("[cache]\nremote = \"{}\"\n", remote.display());
+    let pipeline = format!("[cache]\nremote = \"{}\"\n{extra}", remote.display());
     run_shards(root.path(), &skills, &key, &pipeline);
-    // One byte flipped in one entry, one entry cut short, every L5 object flipped.
     let mut entries: Vec<PathBuf> = walkdir::WalkDir::new(remote.join("entries"))
         .into_iter()
         .filter_map(Result::ok)
@@ -220,6 +232,32 @@ fn a_corrupt_remote_entry_is_refused_with_a_warning_and_computed() {
         .map(walkdir::DirEntry::into_path)
         .collect();
     entries.sort();
+    Some(Sharded {
+        root,
+        skills,
+        key,
+        cold,
+        remote,
+        pipeline,
+        entries,
+    })
+}
+
+#[test]
+fn a_corrupt_remote_entry_is_refused_with_a_warning_and_computed() {
+    let Some(Sharded {
+        root,
+        skills,
+        key,
+        cold,
+        remote,
+        pipeline,
+        entries,
+    }) = sharded_folder_remote("")
+    else {
+        return;
+    };
+    // One byte flipped in one entry, one entry cut short, every L5 object flipped.
     assert_eq!(entries.len(), SKILLS);
     let mut bytes = std::fs::read(&entries[0]).expect("entry");
     let mid = bytes.len() / 2;
@@ -269,21 +307,18 @@ fn a_corrupt_remote_entry_is_refused_with_a_warning_and_computed() {
 #[cfg(unix)]
 #[test]
 fn a_fifo_or_an_endless_object_in_a_folder_remote_is_refused_not_read() {
-    let root = tempfile::tempdir().expect("tempdir");
-    let Some(skills) = generated(root.path()) else { return };
-    let key = root.path().join("test.key");
-    common::write_test_key(&key);
-    let cold = cold_out(root.path(), &skills, &key);
-    let remote = root.path().join("remote");
-    let pipeline = format!("[cache]\nremote = \"{}\"\ntimeout_seconds = 30\n", remote.display());
-    run_shards(root.path(), &skills, &key, &pipeline);
-    let mut entries: Vec<PathBuf> = walkdir::WalkDir::new(remote.join("entries"))
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .map(walkdir::DirEntry::into_path)
-        .collect();
-    entries.sort();
+    let Some(Sharded {
+        root,
+        skills,
+        key,
+        cold,
+        pipeline,
+        entries,
+        ..
+    }) = sharded_folder_remote("timeout_seconds = 30\n")
+    else {
+        return;
+    };
     for (i, plant) in ["fifo", "zero"].into_iter().enumerate() {
         let entry = &entries[i];
         std::fs::remove_file(entry).expect("remove");
