@@ -69,14 +69,26 @@ pub fn read_tree(dir: &Path) -> Result<(BTreeMap<String, Entry>, BTreeSet<String
 /// bounded read keeps `--public-key /dev/zero` from hanging.
 pub const MAX_KEY_BYTES: u64 = 4096;
 
-/// Reads a key file (public or secret) as text, at most [`MAX_KEY_BYTES`]: a device, an
-/// endless pipe or a large file is refused with a message instead of being read to the end.
-/// Every reader of a key file goes through here.
+/// Why [`read_bounded`] read nothing.
+#[derive(Debug)]
+pub enum Unread {
+    /// Opening or reading failed (`NotFound` among them).
+    Io(std::io::Error),
+    /// A folder.
+    Folder,
+    /// A FIFO or a socket.
+    Special,
+    /// Longer than the bound.
+    TooLarge,
+}
+
+/// Reads a file of at most `max` bytes: a device, an endless pipe or a large file is refused
+/// instead of being read to the end, and a FIFO nobody writes to is refused at once instead of
+/// blocking (it is opened non-blocking, and its type checked on the open handle).
 ///
 /// # Errors
-/// A message (without the path) when the file cannot be opened or read, is larger than a key
-/// file, or is not UTF-8.
-pub fn read_key_text(path: &Path) -> Result<String, String> {
+/// [`Unread`]: what the path is instead, or the IO error.
+pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, Unread> {
     use std::io::Read as _;
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
@@ -87,27 +99,39 @@ pub fn read_key_text(path: &Path) -> Result<String, String> {
         use std::os::unix::fs::OpenOptionsExt as _;
         options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed());
     }
-    let file = options.open(path).map_err(|e| e.to_string())?;
-    let meta = file.metadata().map_err(|e| e.to_string())?;
+    let file = options.open(path).map_err(Unread::Io)?;
+    let meta = file.metadata().map_err(Unread::Io)?;
     if meta.is_dir() {
-        return Err("a folder, not a key file".into());
+        return Err(Unread::Folder);
     }
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt as _;
         if meta.file_type().is_fifo() || meta.file_type().is_socket() {
-            return Err("a FIFO or socket, not a key file".into());
+            return Err(Unread::Special);
         }
     }
     let mut bytes = Vec::new();
-    file.take(MAX_KEY_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > MAX_KEY_BYTES {
-        return Err(format!(
-            "more than {MAX_KEY_BYTES} bytes: not a minisign key file (those are two lines)"
-        ));
+    file.take(max + 1).read_to_end(&mut bytes).map_err(Unread::Io)?;
+    if bytes.len() as u64 > max {
+        return Err(Unread::TooLarge);
     }
+    Ok(bytes)
+}
+
+/// Reads a key file (public or secret) as text, at most [`MAX_KEY_BYTES`] ([`read_bounded`]).
+/// Every reader of a key file goes through here.
+///
+/// # Errors
+/// A message (without the path) when the file cannot be opened or read, is larger than a key
+/// file, or is not UTF-8.
+pub fn read_key_text(path: &Path) -> Result<String, String> {
+    let bytes = read_bounded(path, MAX_KEY_BYTES).map_err(|e| match e {
+        Unread::Io(e) => e.to_string(),
+        Unread::Folder => "a folder, not a key file".into(),
+        Unread::Special => "a FIFO or socket, not a key file".into(),
+        Unread::TooLarge => format!("more than {MAX_KEY_BYTES} bytes: not a minisign key file (those are two lines)"),
+    })?;
     String::from_utf8(bytes).map_err(|_| "not UTF-8 text: not a minisign key file".into())
 }
 

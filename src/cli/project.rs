@@ -133,27 +133,27 @@ pub(crate) const MAX_PROJECT_TEXT: u64 = 64 << 20;
 /// `menu-calibration.toml`); `None` when it is missing. Invalid UTF-8 is an error at the
 /// `file:line:column` of the first bad byte, with what to do (`fix`).
 ///
-/// Only a regular file of at most [`MAX_PROJECT_TEXT`] bytes is read: a FIFO would block the
-/// command, a huge file fill the memory, and a broken symbolic link is refused rather than
+/// Only a regular file of at most [`MAX_PROJECT_TEXT`] bytes is read
+/// ([`crate::catalog::read::read_bounded`]): a FIFO would block the command, a huge file fill
+/// the memory, and a broken symbolic link is refused rather than
 /// taken as absent (a command that records into the file would replace it).
 pub(crate) fn read_text_at(path: &Path, fix: &str) -> anyhow::Result<Option<String>> {
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    use crate::catalog::read::{Unread, read_bounded};
+    let bytes = match read_bounded(path, MAX_PROJECT_TEXT) {
+        Ok(b) => b,
+        Err(Unread::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
             if std::fs::symlink_metadata(path).is_ok() {
                 anyhow::bail!("{} is a broken symbolic link; {fix}", path.display());
             }
             return Ok(None);
         }
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        Err(Unread::Io(e)) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        Err(Unread::Folder | Unread::Special | Unread::TooLarge) => anyhow::bail!(
+            "{} is not a regular file of at most {} MiB; {fix}",
+            path.display(),
+            MAX_PROJECT_TEXT >> 20
+        ),
     };
-    anyhow::ensure!(
-        meta.is_file() && meta.len() <= MAX_PROJECT_TEXT,
-        "{} is not a regular file of at most {} MiB; {fix}",
-        path.display(),
-        MAX_PROJECT_TEXT >> 20
-    );
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     match String::from_utf8(bytes) {
         Ok(text) => Ok(Some(text)),
         Err(e) => {
