@@ -19,10 +19,11 @@ machine state over the rounds):
   unless `--vocab-all`.
 
 Each run's wall time and peak RSS come from `os.wait4` (the child's own rusage); each build
-runs with `SKILLC_TIMINGS=1` and its stage laps are kept (`laps.json`), so the profile of what
-remains is the median lap of each stage. Then, at 10k, `benches/watch_latency.py` (one edit →
-signed catalog). Writes `results.md` and `results.json` into the work folder and prints the
-table. Stdlib only.
+runs with `SKILLC_TIMINGS=1` and its stage laps are kept, so the profile of what remains is
+the median lap of each stage. Then, at 10k, `benches/watch_latency.py` (one edit → signed
+catalog). `results.json` in the work folder is rewritten after every round (an interrupted
+run keeps what it measured); at the end `results.md` gets the table, which is also printed.
+Stdlib only.
 """
 
 import argparse
@@ -52,8 +53,7 @@ def run(cmd, cwd, env=None, capture=False):
     err = p.stderr.read().decode("utf-8", "replace") if capture else ""
     _, status, usage = os.wait4(p.pid, 0)
     wall = time.perf_counter() - start
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss / 1024, p.returncode, err
+    return wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), err
 
 
 LAP = re.compile(r"^timing: (.+): ([0-9.]+) ms")
@@ -69,14 +69,31 @@ def laps(stderr):
     return out
 
 
-def toggle(path, line, old=None, new=None):
+def toggle_line(path, line):
+    """Adds `line` at the end of the file, or takes it off when it is there."""
     text = open(path, encoding="utf-8").read()
-    if old is not None:
-        text = text.replace(old, new, 1) if old in text else text.replace(new, old, 1)
-    else:
-        text = text[: -len(line)] if text.endswith(line) else text + line
+    text = text[: -len(line)] if text.endswith(line) else text + line
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
+
+
+def toggle_text(path, a, b):
+    """Replaces `a` by `b`, or `b` by `a`; fails when neither is in the file (the edit would
+    measure a no-op)."""
+    text = open(path, encoding="utf-8").read()
+    if a in text:
+        text = text.replace(a, b, 1)
+    elif b in text:
+        text = text.replace(b, a, 1)
+    else:
+        sys.exit(f"{path}: neither {a!r} nor {b!r} is there to toggle")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def save(work, results):
+    with open(os.path.join(work, "results.json"), "w") as f:
+        json.dump(results, f, indent=1)
 
 
 def main():
@@ -110,6 +127,7 @@ def main():
         )[n // 2]
         files = sum(len(fs) for _, _, fs in os.walk(gen))
         rows = {}
+        results[n] = {"files": files, "rows": rows}
 
         def record(kind, wall, rss, rc, err):
             r = rows.setdefault(kind, {"wall": [], "rss": [], "rc": [], "laps": []})
@@ -136,11 +154,12 @@ def main():
             shutil.rmtree(copy, ignore_errors=True)
             record("floor: lstat of out/", *run("find out -printf ''", proj))
             record("no-op", *run(build, proj, env, capture=True))
-            toggle(one, "<!-- bench edit -->\n")
+            toggle_line(one, "<!-- bench edit -->\n")
             record("one SKILL.md edited", *run(build, proj, env, capture=True))
             if n == 10000 or a.vocab_all:
-                toggle(os.path.join(proj, "vocabulary.toml"), None, '"versus", "vs"]', '"versus", "vs", "benchtoggle"]')
+                toggle_text(os.path.join(proj, "vocabulary.toml"), '"versus", "vs"]', '"versus", "vs", "benchtoggle"]')
                 record("vocabulary edited", *run(build, proj, env, capture=True))
+            save(work, results)
         if n == 10000 and a.watch_runs > 0:
             out = subprocess.run(
                 [sys.executable, os.path.join(ROOT, "benches/watch_latency.py"), binary, proj, one, str(a.watch_runs)],
@@ -152,9 +171,7 @@ def main():
                 rows["watch: one edit → signed catalog"] = {"wall": json.loads(out.stdout)["times"], "rss": [], "rc": [0], "laps": []}
             else:
                 print(f"watch latency not measured: {out.stderr[-500:]}", file=sys.stderr)
-        results[n] = {"files": files, "rows": rows}
-        with open(os.path.join(work, "results.json"), "w") as f:
-            json.dump(results, f, indent=1)
+        save(work, results)
 
     def fmt(s):
         return f"{s * 1000:.0f} ms" if s < 1 else f"{s:.2f} s"
