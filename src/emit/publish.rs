@@ -91,19 +91,21 @@ fn exchange(_: &Path, _: &Path) -> io::Result<()> {
 /// cannot be linked is skipped — the build then writes it). Returns the files not linked.
 ///
 /// # Errors
-/// When `spare` itself cannot be created.
+/// When `spare` or a folder in it cannot be created.
 pub fn link_tree(out: &Path, spare: &Path, files: &[&str]) -> Result<Vec<String>, EmitError> {
     use rayon::prelude::*;
-    std::fs::create_dir_all(spare).map_err(|e| io_err(spare, &e))?;
+    // The folders first, each once (a catalog has about one folder per six files): a
+    // `create_dir_all` per file costs two more system calls for each of tens of thousands.
+    let dirs: std::collections::BTreeSet<PathBuf> = files
+        .iter()
+        .filter_map(|rel| Path::new(rel).parent())
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(|d| spare.join(d))
+        .collect();
+    super::write::create_dirs(spare, &dirs)?;
     Ok(files
         .par_iter()
-        .filter(|rel| {
-            let to = spare.join(rel);
-            if let Some(dir) = to.parent() {
-                let _ = std::fs::create_dir_all(dir);
-            }
-            std::fs::hard_link(out.join(rel), &to).is_err()
-        })
+        .filter(|rel| std::fs::hard_link(out.join(rel), spare.join(rel)).is_err())
         .map(|rel| (*rel).to_owned())
         .collect())
 }

@@ -75,8 +75,11 @@ pub(super) fn publish<'p, 'a>(
     skip: &[Level],
     sink: Sink<'_>,
 ) -> Result<Published<'p, 'a>, EmitError> {
+    // Sub-laps of the session's "write out/" lap (`SKILLC_TIMINGS`).
+    let timer = super::Timer::new();
     let listing = if fresh { Some(tree::list_out(out_dir)?) } else { None };
     let changes = tree::plan_writes(plan, &previous.outputs, listing.as_ref());
+    timer.lap("out/: list and compare");
     if previous.outputs.is_empty() && out_dir.join(emit::CATALOG).is_file() {
         own_catalog(out_dir, key)?;
     }
@@ -134,6 +137,7 @@ pub(super) fn publish<'p, 'a>(
         Some(_) => (previous.spare.clone().unwrap_or_default(), None),
         None => prepare_spare(&spare_dir, out_dir, previous, &unconfirmed)?,
     };
+    timer.lap("out/: check or make the spare");
     for p in &unconfirmed {
         if let Some(s) = spare_state.get_mut(*p) {
             s.sha256.clear();
@@ -173,9 +177,11 @@ pub(super) fn publish<'p, 'a>(
         total: writes.write.len(),
     });
     let written = tree::write_out(&spare_dir, &writes, skip, sink)?;
+    timer.lap("out/: write into the spare");
     carry(out_dir, &spare_dir, &carried);
     let switched = out_dir.exists();
     publish::publish(&spare_dir, out_dir)?;
+    timer.lap("out/: carry foreign files and switch");
     let outputs = next_outputs(spare_state, plan, &writes, &written);
     // The old `out/` is the spare now: its record is what the listing of `out/` confirmed. A
     // file found changed on disk keeps no digest, so that the next build rewrites it (or
