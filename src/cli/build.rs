@@ -39,7 +39,7 @@ pub struct ProjectArgs {
 pub struct BuildArgs {
     #[command(flatten)]
     pub project: ProjectArgs,
-    /// Output format of the summary (`json` prints report.json).
+    /// Output format of the summary (`json` prints report.json; with `--shard`, the shard's summary).
     #[arg(long, value_enum, default_value_t = ReportFormat::Human)]
     pub format: ReportFormat,
     /// Progress messages: `human` (a progress bar on a terminal) or `json` (one JSON object
@@ -305,7 +305,7 @@ pub(crate) fn run(args: &BuildArgs, out: &mut Printer) -> anyhow::Result<Status>
         Ok(p) => p,
     };
     if let Some(shard) = args.shard {
-        return run_shard(shard, prepared, out, started);
+        return run_shard(args, shard, prepared, out, started);
     }
     let mut events =
         super::progress::Reporter::new(args.message_format, args.quiet || args.format == ReportFormat::Json);
@@ -359,8 +359,11 @@ fn cache_line(c: &crate::build::session::Checked, remote: &str) -> String {
     )
 }
 
-/// `skillc build --shard I/N`: this shard's per-skill stages, pushed; no catalog.
+/// `skillc build --shard I/N`: this shard's per-skill stages, pushed; no catalog. With
+/// `--format json`, the summary as one JSON object (schema `skillc.shard/1`, docs/json.md);
+/// with `--force`, every folder of the skill roots is listed again.
 fn run_shard(
+    args: &BuildArgs,
     shard: crate::build::session::Shard,
     prepared: Prepared,
     out: &mut Printer,
@@ -374,6 +377,9 @@ fn run_shard(
     let vocab_text = prepared.vocab_text.clone();
     let mut session =
         Session::open(prepared.options, prepared.vocab_text).map_err(|e| report_error(e, &vocab_text, out))?;
+    if args.force {
+        session.forget_fingerprint();
+    }
     let done = match session.build_shard(shard) {
         Ok(done) => done,
         Err(BuildError::NoSkills(roots)) => {
@@ -386,6 +392,25 @@ fn run_shard(
         out.note(w);
     }
     let c = &done.checked;
+    if args.format == ReportFormat::Json {
+        let v = serde_json::json!({
+            "schema": "skillc.shard/1",
+            "shard": { "index": shard.index, "count": shard.count },
+            "skills": done.skills,
+            "mine": done.mine,
+            "computed": c.cache_misses,
+            "cached_here": c.cache_hits,
+            "cached_remote": c.remote_hits,
+            "pushed": c.remote_pushed,
+            "remote": remote.shown(),
+            "seconds": started.elapsed().as_secs_f64(),
+            "warnings": done.warnings,
+            "catalog_written": false,
+        });
+        out.write(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
+        out.flush()?;
+        return Ok(Status::Success);
+    }
     out.line(&format!(
         "shard {}/{}: {} of {}: {} computed, {} already cached ({} here, {} on the remote); {} objects pushed to {} in {:.2} s; no catalog written: run `skillc build` without --shard to assemble and sign it",
         shard.index,

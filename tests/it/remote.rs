@@ -105,6 +105,22 @@ fn run_shards(root: &Path, skills: &Path, key: &Path, pipeline: &str) {
             .and_then(|n| n.parse().ok())
             .unwrap_or_else(|| panic!("{}", run.stdout));
         total += computed;
+        // Again, as JSON: everything is in this copy's cache now, nothing is computed.
+        let again = build(&dir, key, &["--shard", &format!("{i}/{SHARDS}"), "--format", "json"]);
+        assert_eq!(again.code, Some(0), "shard {i}: {}", again.stderr);
+        let v: serde_json::Value =
+            serde_json::from_str(&again.stdout).unwrap_or_else(|e| panic!("shard {i}: {e}: {}", again.stdout));
+        assert_eq!(v["schema"], "skillc.shard/1", "{v}");
+        assert_eq!(
+            (v["shard"]["index"].as_u64(), v["shard"]["count"].as_u64()),
+            (Some(i as u64), Some(SHARDS as u64)),
+            "{v}"
+        );
+        assert_eq!(v["skills"].as_u64(), Some(SKILLS as u64), "{v}");
+        assert_eq!(v["computed"], 0, "{v}");
+        assert_eq!(v["cached_here"], v["mine"], "{v}");
+        assert_eq!(v["catalog_written"], false, "{v}");
+        assert!(!dir.join("out").exists(), "a shard writes no out/");
     }
     assert_eq!(total, SKILLS, "the shards computed every skill once");
 }

@@ -72,6 +72,8 @@ impl Session {
     pub fn build_shard(&mut self, shard: Shard) -> Result<ShardOutcome, BuildError> {
         let timer = Timer::new();
         self.read_pending();
+        // `--force`: no folder listing is taken on trust.
+        self.relist_if_forced()?;
         self.check_files()?;
         self.some_skill()?;
         let mine: HashSet<String> = self
