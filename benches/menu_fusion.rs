@@ -8,7 +8,7 @@
 //! stay ≤ 15 % (`gate_triggerless` on), per kind, over all turns and over the tuning and
 //! held-out parts of the battery (`menu::calibrate::held_out`). Every figure comes from the
 //! same cosines: one embedding of the catalog serves every lever. The build stores the parts
-//! listed in `menu::doc::EMBEDDED` (whole, head and opening, as `fuse/3` ships): to measure
+//! listed in `menu::doc::EMBEDDED` (whole, head and opening, what `fuse/4` reads): to measure
 //! the rules over other parts, build the catalog with the measurement-only feature
 //! `dense-parts` (every part; about 5–6 dense texts per skill, three times the embedding time
 //! of the whole documents). `MENU_FUSION_DUMP=FILE` also writes every score the table comes
@@ -105,7 +105,7 @@ fn denses() -> Vec<(String, Dense)> {
             Box::new(|p: &[(u8, f64)]| nz(max_of(p, |t| t == WHOLE))),
         ),
         (
-            // fuse/3 (`menu::dense::combine`): per part kind its best chunk, then the mean over
+            // fuse/3 and fuse/4 (`menu::dense::combine`): per part kind its best chunk, then the mean over
             // the kinds the skill has.
             "mean(whole, head, opening) (fuse/3)".into(),
             Box::new(|p: &[(u8, f64)]| {

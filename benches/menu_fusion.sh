@@ -5,9 +5,11 @@
 # run embed only texts it has not seen; then `skillc menu calibrate` on the battery and
 # `benches/menu_fusion.rs` (every lever from the same cosines). The binary is built with the
 # measurement-only feature `dense-parts`, so the catalog stores every dense part of every skill
-# (`menu::doc::EMBEDDED` = `DensePart::ALL`) and calibrate reports recipe `fuse/3+parts`
-# (whose scores are the shipped `fuse/3`'s: `dense::combine` reads only its three parts); the
-# bench's row "mean(whole, head, opening) (fuse/3)" at β 0.5 is the shipped recipe's.
+# (`menu::doc::EMBEDDED` = `DensePart::ALL`) and calibrate reports recipe `fuse/4+parts`
+# (whose scores are the shipped `fuse/4`'s: `dense::combine` reads only its three parts). The
+# bench's rows are computed from the cosines; the shipped recipe (β 0.8 with the agreement
+# bonus in both top 20) is a row of `benches/menu_fusion_rules.py DUMP --agreement` on the
+# scores written with MENU_FUSION_DUMP=FILE.
 #
 #   bash benches/menu_fusion.sh [PROJECT_DIR]     # default /tmp/skillc-menu-fusion
 #

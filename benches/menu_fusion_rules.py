@@ -4,7 +4,10 @@ seconds per rule instead of a rebuild of the bench (issue 19, acceptance 2; BENC
 "Menu with the local model"). Standard library only.
 
     MENU_FUSION_DUMP=/tmp/fusion.tsv target/debug/deps/menu_fusion-* --out CATALOG_OUT
-    python3 benches/menu_fusion_rules.py /tmp/fusion.tsv
+    python3 benches/menu_fusion_rules.py /tmp/fusion.tsv [--agreement]
+
+`--agreement`: instead of the dense-part rules, fuse/3's parts at several weights with a
+bonus for the skills in both the lexical and the dense top k of the turn (`fuse/4`).
 
 Prints, per rule, recall@3 of the ranking and of the menu at the lowest τ whose false offers
 stay ≤ 15 % (gate_triggerless on, size 3, as the bench computes them), over all turns and
@@ -98,10 +101,31 @@ def linear(beta, dense):
     return lambda rows: {i: (1 - beta) * l + beta * dense(p) for (i, l, _, p) in rows}
 
 
+def agreement(beta, dense, bonus, k):
+    """`linear`, plus `bonus` for a skill in both the lexical and the dense top `k` of the turn
+    (its lexical score above 0): the two halves agreeing is evidence neither gives alone."""
+    def fuse(rows):
+        lex = {i: l for (i, l, _, _) in rows}
+        den = {i: dense(p) for (i, _, _, p) in rows}
+        lk = max(heapq.nlargest(k, lex.values())[-1] if lex else 0.0, 1e-9)
+        dk = heapq.nlargest(k, den.values())[-1] if den else 0.0
+        return {i: (1 - beta) * lex[i] + beta * den[i] + (bonus if lex[i] >= lk and den[i] >= dk else 0.0) for i in lex}
+    return fuse
+
+
 def main():
     turns = load(sys.argv[1] if len(sys.argv) > 1 else "/tmp/fusion.tsv")
     rules = []
-    for r in (0, 1, 2):
+    if "--agreement" in sys.argv:
+        # fuse/3's parts, the weight and the agreement bonus (issue 19: `fuse/4`).
+        for beta in (0.5, 0.6, 0.7, 0.8, 0.9):
+            for bonus in (0.0, 0.03, 0.05, 0.08, 0.1, 0.12, 0.15):
+                for k in (3, 5, 10, 20):
+                    rules.append((f"mean(whole+head+opening) β {beta} +{bonus} in both top {k}", agreement(beta, mean_of((0, 1, 6)), bonus, k)))
+        agreement_only = True
+    else:
+        agreement_only = False
+    for r in () if agreement_only else (0, 1, 2):
         for extra in itertools.combinations(range(1, 7), r):
             name = "+".join(["whole"] + [NAMES[t] for t in extra])
             for beta in (0.4, 0.5, 0.6, 0.7):

@@ -6,9 +6,10 @@
 //! The build embeds each skill's [`super::doc::IndexDoc::dense_text`] once per content hash
 //! and writes the vectors beside the index (`out/menu.vec`, [`render_vectors`]); a turn is
 //! embedded when it is asked. A skill's dense score is the mean of its parts' cosines with the
-//! turn ([`combine`]), and scores are fused by a fixed weight ([`DENSE_WEIGHT`]):
-//! `s = (1 − β) · s_lexical + β · s_dense`, under the embedder id
-//! `lexical/4+<dense id>+fuse/3` ([`fused_id`]), which is what thresholds are recorded for.
+//! turn ([`combine`]), and scores are fused by a fixed weight ([`DENSE_WEIGHT`]) with a bonus
+//! where the two halves agree ([`fuse`]): `s = (1 − β) · s_lexical + β · s_dense (+ bonus)`,
+//! under the embedder id `lexical/4+<dense id>+fuse/4` ([`fused_id`]), which is what
+//! thresholds are recorded for.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -17,25 +18,48 @@ use std::sync::OnceLock;
 use super::doc::DensePart;
 
 /// The fusion weight β of the dense score (part of the fused embedder's recipe, [`FUSION`]).
-/// Chosen on the tuning part of the menu battery with all-MiniLM-L6-v2 (`benches/menu_fusion.rs`,
-/// BENCHMARKS.md "Menu with the local model"): with [`combine`]'s mean of three parts, 0.5 gave
-/// the most recall@3 at τ and of the ranking (0.45 and 0.55–0.6 one to three turns less) — an
-/// unweighted CombSUM of the two scores. Weighted sums beat taking the turn's mean cosine off
-/// and per-turn z-scores (which lose the absolute scale τ gates on).
-pub const DENSE_WEIGHT: f32 = 0.5;
+/// Chosen with [`AGREEMENT_BONUS`] and [`AGREEMENT_TOP`] on the tuning part of the menu
+/// battery with all-MiniLM-L6-v2 (`benches/menu_fusion_rules.py --agreement` on the scores
+/// `benches/menu_fusion.rs` dumps; BENCHMARKS.md "Menu with the local model"): of β 0.5–0.9,
+/// bonus 0–0.15 and top 3–20, the rules within one tuning turn of the most recall@3 at τ,
+/// then the best tuning ranking. Under `lexical/4` the dense half wants more weight than
+/// `fuse/3`'s 0.5. Weighted sums beat taking the turn's mean cosine off and per-turn z-scores
+/// (which lose the absolute scale τ gates on).
+pub const DENSE_WEIGHT: f32 = 0.8;
+
+/// What a skill in both the lexical and the dense top [`AGREEMENT_TOP`] of a turn gains on its
+/// fused score ([`fuse`]): the two halves agreeing is evidence neither gives alone (a vote of
+/// two rankers, as CombMNZ rewards documents several systems retrieve: Fox & Shaw 1994,
+/// "Combination of Multiple Searches"); it lifts the wanted skill above τ where the weighted
+/// sum leaves it just under (τ is calibrated for the fused id, which names this recipe).
+pub const AGREEMENT_BONUS: f64 = 0.08;
+
+/// How deep in each half's ranking a skill must be for [`AGREEMENT_BONUS`].
+pub const AGREEMENT_TOP: usize = 20;
 
 /// The fusion recipe's id and version, part of the fused embedder's id: the weight
-/// [`DENSE_WEIGHT`], the weighted sum of the two scores, how a skill's part cosines make its
-/// dense score ([`combine`] over [`FUSED_PARTS`]), and what the dense embedder reads of a turn
-/// ([`turn_text`]). `fuse/1` (no id suffix) embedded the turn as typed; `fuse/2` scored the
-/// whole document alone, at β 0.6.
+/// [`DENSE_WEIGHT`], the weighted sum of the two scores with the agreement bonus ([`fuse`]),
+/// how a skill's part cosines make its dense score ([`combine`] over [`FUSED_PARTS`]), and
+/// what the dense embedder reads of a turn ([`turn_text`]). `fuse/1` (no id suffix) embedded
+/// the turn as typed; `fuse/2` scored the whole document alone, at β 0.6; `fuse/3` meant
+/// [`FUSED_PARTS`] at β 0.5 with no bonus.
 #[cfg(not(feature = "dense-parts"))]
-pub const FUSION: &str = "fuse/3";
+pub const FUSION: &str = "fuse/4";
 /// Under the measurement-only feature `dense-parts` the build stores every dense part
 /// (`doc::EMBEDDED`); [`combine`] still reads only [`FUSED_PARTS`], so the scores are
-/// `fuse/3`'s, but the id differs so that no threshold crosses between the two builds.
+/// `fuse/4`'s, but the id differs so that no threshold crosses between the two builds.
 #[cfg(feature = "dense-parts")]
-pub const FUSION: &str = "fuse/3+parts";
+pub const FUSION: &str = "fuse/4+parts";
+
+/// The fused score of a skill from its lexical score `lexical` and dense score `dense`
+/// (recipe [`FUSION`]): `(1 − β) · lexical + β · dense`, plus [`AGREEMENT_BONUS`] when both
+/// reach the turn's agreement floors `agree` (the [`AGREEMENT_TOP`]-th best of each half over
+/// the skills that may be offered; `None`: no bonus).
+pub fn fuse(lexical: f64, dense: f64, agree: Option<(f64, f64)>) -> f64 {
+    let beta = f64::from(DENSE_WEIGHT);
+    let both = agree.is_some_and(|(l, d)| lexical >= l && dense >= d);
+    (1.0 - beta) * lexical + beta * dense + if both { AGREEMENT_BONUS } else { 0.0 }
+}
 
 /// The dense parts [`combine`] reads (and so the parts `doc::EMBEDDED` stores): the whole
 /// document, the head (title, description, triggers, tags: what the skill is) and the body's
@@ -117,7 +141,7 @@ pub struct DenseHeader {
 }
 
 /// The id of the fusion of the built-in embedder with a dense one:
-/// `lexical/4+<dense id>+fuse/3` (a threshold is recorded for it, so any change of the fusion
+/// `lexical/4+<dense id>+fuse/4` (a threshold is recorded for it, so any change of the fusion
 /// changes it).
 pub fn fused_id(dense: &str) -> String {
     format!("{}+{dense}+{FUSION}", super::lexical::EMBEDDER)
@@ -342,6 +366,18 @@ mod tests {
         let mut bad = file;
         bad[28 + 4 * 4] = 9;
         assert!(Vectors::parse(bad, 3, 4).is_err(), "an unknown part tag");
+    }
+
+    #[test]
+    fn fuse_weighs_the_halves_and_rewards_agreement() {
+        let beta = f64::from(DENSE_WEIGHT);
+        let plain = (1.0 - beta) * 0.4 + beta * 0.3;
+        assert!((fuse(0.4, 0.3, None) - plain).abs() < 1e-12);
+        // In both top lists (at the floors, ties included): the bonus.
+        assert!((fuse(0.4, 0.3, Some((0.4, 0.3))) - plain - AGREEMENT_BONUS).abs() < 1e-12);
+        // Below either floor: none.
+        assert!((fuse(0.4, 0.3, Some((0.5, 0.3))) - plain).abs() < 1e-12);
+        assert!((fuse(0.4, 0.3, Some((0.4, 0.31))) - plain).abs() < 1e-12);
     }
 
     #[test]

@@ -241,8 +241,8 @@ impl DensePart {
 }
 
 /// The dense parts the build embeds and `menu.vec` stores: exactly the parts recipe
-/// `fuse/3` reads ([`super::dense::FUSED_PARTS`]: whole, head, opening), so a skill has 2–4
-/// dense texts. The other kinds are neither made ([`IndexDoc::dense_parts`] makes only the
+/// `fuse/4` reads, as `fuse/3` did ([`super::dense::FUSED_PARTS`]: whole, head, opening), so a
+/// skill has 2–4 dense texts. The other kinds are neither made ([`IndexDoc::dense_parts`] makes only the
 /// kinds asked for) nor embedded. To measure another rule, build the corpus catalog with the
 /// measurement-only feature `dense-parts` (every kind here), run `benches/menu_fusion.rs`
 /// (BENCHMARKS.md, "Menu with the local model"; `benches/menu_fusion.sh` does both), and ship

@@ -461,12 +461,15 @@ impl Menu {
                 }
                 _ => None,
             };
+            let agree =
+                fused.and_then(|qv| turn::agreement_floors(self, s, qnorm, words, qv, (0..n).filter(|&i| ok(i))));
             f(&Turn {
                 menu: self,
                 scratch: s,
                 qnorm,
                 words,
                 fused,
+                agree,
                 hits: &hits,
                 allowed,
             })

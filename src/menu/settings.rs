@@ -24,7 +24,7 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Threshold {
-    /// Embedder id (`lexical/4`, `lexical/4+openai:nomic-embed-text+fuse/3`).
+    /// Embedder id (`lexical/4`, `lexical/4+openai:nomic-embed-text+fuse/4`).
     pub embedder: String,
     /// Document recipe (`doc/1`).
     pub recipe: String,

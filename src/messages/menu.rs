@@ -12,7 +12,7 @@ pub struct MenuDoc {
     pub menu: Vec<MenuEntry>,
     /// The `load_playbook` tool (plain JSON Schema form), `null` when the menu is empty.
     pub tool: Option<Value>,
-    /// The embedder id the scores come from (`lexical/4`, or `lexical/4+<dense id>+fuse/3`).
+    /// The embedder id the scores come from (`lexical/4`, or `lexical/4+<dense id>+fuse/4`).
     pub embedder: String,
     /// The index document recipe (`doc/1`).
     pub recipe: String,

@@ -207,8 +207,8 @@ fn broken_model_folders_are_errors_that_name_the_file() {
 /// local-model half): the shared corpus built as one catalog with `[menu] embedder = { path
 /// = … }`, the labelled battery, and the floors BENCHMARKS.md records ("Menu with the local
 /// model"), over all turns and over the held-out third. Needs the weights and the corpus
-/// (both required under CI); embedding the catalog's 1,216 skills (`fuse/3`: whole, head and
-/// opening, 3,647 texts) costs ~20 CPU-minutes in the dev profile.
+/// (both required under CI); embedding the catalog's 1,216 skills (`fuse/4`, as `fuse/3`:
+/// whole, head and opening, 3,647 texts) costs ~20 CPU-minutes in the dev profile.
 #[test]
 fn calibrate_on_the_battery_with_the_local_model() {
     let Some(model) = model_dir() else { return };
@@ -222,14 +222,14 @@ fn calibrate_on_the_battery_with_the_local_model() {
     assert!(human.contains("recorded τ for lexical/4+local:"), "{human}");
     let get = |x: &serde_json::Value, k: &str| x[k].as_f64().unwrap_or(-1.0);
     let (rank, at, held) = (&v["ranking"]["all"], &v["at_tau"]["all"], &v["at_tau"]["held_out"]);
-    // Measured by this test (BENCHMARKS.md, session of 2026-12-02 04:40, `lexical/3` fused
-    // with `fuse/3`, the mean of the whole, head and opening cosines): ranking 0.837, at τ
-    // 0.693 (τ 0.175), held-out at τ 0.759. Under `lexical/4` (fresh-clone CI, 2026-12-02):
-    // ranking 0.837, at τ 0.614 (τ 0.19), held-out 0.655 — the at-τ floors are those minus
-    // about two turns. `lexical/4` was merged after the first measurement,
-    // so the floors leave three to six turns of margin; they stay above `fuse/2`'s figures
-    // (the whole document alone: 0.765 / 0.596 / 0.655), so the test fails if fuse/3's gain
-    // is lost. The issue's target (0.85) is not reached. The figures are printed for the log.
+    // Measured (BENCHMARKS.md, "Menu with the local model"): `fuse/3` under `lexical/4`
+    // (β 0.5, no bonus) gave ranking 0.837, at τ 0.614 (τ 0.19), held-out at τ 0.655;
+    // `fuse/4` (β 0.8, +0.08 for a skill in both top-20 lists; the same catalog's scores,
+    // `skillc menu calibrate`) gives ranking 0.837, at τ 0.711 (τ 0.29), held-out 0.759. The
+    // at-τ floors are `fuse/4`'s figures less two to three turns, above `fuse/3`'s, so the
+    // test fails if the agreement bonus's gain is lost; the ranking floor stays above `fuse/2`'s
+    // 0.765 (the whole document alone). The issue's target (0.85) is not reached. The figures
+    // are printed for the log.
     eprintln!(
         "local model on the battery: ranking recall@3 {:.3}, at τ {:.3} (held-out {:.3}), false offers {:.3}; by kind {} / at τ {}",
         get(rank, "recall_at_3"),
@@ -241,12 +241,12 @@ fn calibrate_on_the_battery_with_the_local_model() {
     );
     for (what, x, floor) in [
         ("ranking recall@3", get(rank, "recall_at_3"), 0.80),
-        ("recall@3 at τ", get(at, "recall_at_3"), 0.59),
-        ("held-out recall@3 at τ", get(held, "recall_at_3"), 0.62),
+        ("recall@3 at τ", get(at, "recall_at_3"), 0.69),
+        ("held-out recall@3 at τ", get(held, "recall_at_3"), 0.72),
     ] {
         assert!(x >= floor, "{what} {x} < {floor}: {v}");
     }
     assert!(get(at, "false_offers") <= 0.15, "{at}");
     let recorded = std::fs::read_to_string(dir.path().join("menu-calibration.toml")).unwrap();
-    assert!(recorded.contains("+fuse/3\""), "{recorded}");
+    assert!(recorded.contains("+fuse/4\""), "{recorded}");
 }

@@ -14,6 +14,9 @@ pub(super) struct Turn<'a> {
     /// The turn's words (`lexical::Feature::words` of all its features).
     pub(super) words: u64,
     pub(super) fused: Option<(&'a [f32], &'a Vectors)>,
+    /// With `fused`: the agreement floors of the turn ([`agreement_floors`]), the lexical and
+    /// the dense score a skill reaches to be in both top lists.
+    pub(super) agree: Option<(f64, f64)>,
     pub(super) hits: &'a std::collections::BTreeMap<usize, Vec<String>>,
     pub(super) allowed: Option<&'a [usize]>,
 }
@@ -37,21 +40,9 @@ impl Turn<'_> {
     /// (`lexical::coverage`) and its name bonus (`lexical::name_bonus`), fused with the dense one when the turn has a vector; four
     /// decimals, never below 0.
     pub(super) fn score(&self, i: usize) -> f64 {
-        let acc = self.scratch.acc[i];
-        let l = if acc == 0.0 {
-            0.0
-        } else {
-            f64::from(
-                self.menu.lexical_score(acc, self.qnorm, i)
-                    * lexical::coverage(self.scratch.words[i], self.words)
-                    * lexical::name_bonus(self.scratch.names[i], self.words),
-            )
-        };
+        let l = lexical_of(self.menu, self.scratch, self.qnorm, self.words, i);
         let s = match self.fused {
-            Some((q, v)) => {
-                let beta = f64::from(dense::DENSE_WEIGHT);
-                (1.0 - beta) * l + beta * f64::from(v.cosine(i, q))
-            }
+            Some((q, v)) => dense::fuse(l, f64::from(v.cosine(i, q)), self.agree),
             None => l,
         };
         round4(s.max(0.0))
@@ -65,4 +56,52 @@ impl Turn<'_> {
             score: self.score(i),
         }
     }
+}
+
+/// The lexical score of skill `i`: its cosine times its coordination factor
+/// (`lexical::coverage`) and its name bonus (`lexical::name_bonus`); 0 when the turn touched
+/// nothing of it.
+fn lexical_of(menu: &Menu, scratch: &Scratch, qnorm: f32, words: u64, i: usize) -> f64 {
+    let acc = scratch.acc[i];
+    if acc == 0.0 {
+        return 0.0;
+    }
+    f64::from(
+        menu.lexical_score(acc, qnorm, i)
+            * lexical::coverage(scratch.words[i], words)
+            * lexical::name_bonus(scratch.names[i], words),
+    )
+}
+
+/// The agreement floors of a turn (recipe [`dense::FUSION`]): the [`dense::AGREEMENT_TOP`]-th
+/// largest lexical score (at least a hair above 0: a skill the turn does not touch never
+/// agrees) and dense score over `skills` (those that may be offered), or `None` for none.
+pub(super) fn agreement_floors(
+    menu: &Menu,
+    scratch: &Scratch,
+    qnorm: f32,
+    words: u64,
+    (q, v): (&[f32], &Vectors),
+    skills: impl Iterator<Item = usize>,
+) -> Option<(f64, f64)> {
+    let k = dense::AGREEMENT_TOP;
+    // Two small sorted lists (largest first) of the best `k` of each half.
+    let (mut lex, mut den): (Vec<f64>, Vec<f64>) = (Vec::with_capacity(k + 1), Vec::with_capacity(k + 1));
+    let keep = |top: &mut Vec<f64>, x: f64| {
+        if top.len() < k || top.last().is_some_and(|m| x > *m) {
+            let at = top.partition_point(|y| *y >= x);
+            top.insert(at, x);
+            top.truncate(k);
+        }
+    };
+    let mut any = false;
+    for i in skills {
+        any = true;
+        keep(&mut lex, lexical_of(menu, scratch, qnorm, words, i));
+        keep(&mut den, f64::from(v.cosine(i, q)));
+    }
+    any.then(|| {
+        let floor = |top: &Vec<f64>| top.last().copied().unwrap_or(0.0);
+        (floor(&lex).max(1e-9), floor(&den))
+    })
 }

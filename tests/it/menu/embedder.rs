@@ -88,7 +88,7 @@ fn project(port: u16) -> tempfile::TempDir {
         "[menu]\nsize = 3\n",
         &format!(
             "[menu]\nsize = 3\nembedder = {{ url = \"http://127.0.0.1:{port}/v1/embeddings\", model = \"letters\", timeout_ms = 120000 }}\n\
-             threshold = {{ embedder = \"lexical/4+openai:letters+fuse/3\", recipe = \"doc/1\", tau = 0.3 }}\n"
+             threshold = {{ embedder = \"lexical/4+openai:letters+fuse/4\", recipe = \"doc/1\", tau = 0.3 }}\n"
         ),
     );
     std::fs::write(&p, text).expect("write");
@@ -109,8 +109,8 @@ fn vectors_are_cached_and_failures_are_clear() {
     let dir = project(server.port);
     let r = build(dir.path());
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    // `fuse/3` embeds each skill's whole document, its head and its opening prose: 10 + 10 +
-    // 8 (the twins' bodies have no prose, so no opening).
+    // `fuse/4` (as `fuse/3`) embeds each skill's whole document, its head and its opening
+    // prose: 10 + 10 + 8 (the twins' bodies have no prose, so no opening).
     assert_eq!(
         server.texts.load(Ordering::SeqCst),
         28,
@@ -125,7 +125,7 @@ fn vectors_are_cached_and_failures_are_clear() {
     );
     assert_eq!(m.code, Some(0), "{}", m.stderr);
     let v = m.json();
-    assert_eq!(v["embedder"], "lexical/4+openai:letters+fuse/3");
+    assert_eq!(v["embedder"], "lexical/4+openai:letters+fuse/4");
     assert_eq!(v["menu"][0]["slug"], "pdf-forms", "{v}");
     // One skill edited: only its texts that changed are embedded again.
     let md = dir.path().join("skills/calendar-helper/SKILL.md");
