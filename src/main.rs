@@ -1,5 +1,6 @@
 //! The `skillc` binary: parse arguments, run the library, map the outcome to an exit code.
 
+use std::io::Write as _;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -9,7 +10,8 @@ fn main() -> ExitCode {
         // A closed pipe (`skillc check | head`) is a normal end, not an error.
         Err(e) if skillc::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Not `eprintln!`: it panics when standard error is a closed pipe.
+            let _ = writeln!(std::io::stderr(), "error: {e:#}");
             ExitCode::from(skillc::Status::Error as u8)
         }
     }

@@ -63,13 +63,21 @@ pub enum Failure {
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Paths come from the folder or the catalog being checked: a name holding an escape
+        // sequence or a bidirectional control is shown escaped, never sent raw to a terminal.
+        let shown = |p: &str| crate::diag::printable(p).into_owned();
         match self {
-            Failure::Missing(p) => write!(f, "missing file: {p}"),
-            Failure::BadSignature { file, why } => write!(f, "bad signature: {file}: {why}"),
+            Failure::Missing(p) => write!(f, "missing file: {}", shown(p)),
+            Failure::BadSignature { file, why } => write!(f, "bad signature: {}: {why}", shown(file)),
             Failure::HashMismatch { file, recorded_in } => {
-                write!(f, "hash mismatch: {file} differs from the hash in {recorded_in}")
+                write!(
+                    f,
+                    "hash mismatch: {} differs from the hash in {}",
+                    shown(file),
+                    shown(recorded_in)
+                )
             }
-            Failure::Unlisted(p) => write!(f, "not in the signed catalog: {p}"),
+            Failure::Unlisted(p) => write!(f, "not in the signed catalog: {}", shown(p)),
             Failure::Expired { expires } => write!(f, "expired: the catalog expired at {expires}"),
             Failure::Rollback { version, accepted } => {
                 write!(
@@ -77,7 +85,7 @@ impl fmt::Display for Failure {
                     "rollback: catalog_version {version} is lower than {accepted}, already accepted for this folder or key"
                 )
             }
-            Failure::Malformed { file, why } => write!(f, "malformed: {file}: {why}"),
+            Failure::Malformed { file, why } => write!(f, "malformed: {}: {why}", shown(file)),
             Failure::NotProduction(why) => write!(f, "not a production catalog: {why}"),
         }
     }

@@ -466,7 +466,7 @@ fn finish(
     for f in &o.foreign {
         out.note(&format!(
             "warning: {} is not part of the catalog; skillc leaves it alone, but `skillc verify` refuses the folder until it is removed",
-            out_dir.join(f).display()
+            crate::diag::printable(&out_dir.join(f).display().to_string())
         ));
     }
     if args.format == ReportFormat::Json {

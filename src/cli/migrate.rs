@@ -336,11 +336,11 @@ fn copy_skill(
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let target = out.join(dir_name);
     if target.exists() {
-        eprintln!(
+        super::output::eprint_line(format_args!(
             "warning: {} exists; the migrated copy of {} is not written",
             target.display(),
             dir.display()
-        );
+        ));
         return Ok(None);
     }
     let tmp = tempfile::Builder::new()
@@ -363,7 +363,10 @@ fn copy_skill(
             }
             // Folders listed as entries, links out of the skill, unreadable files: not copied.
             Contents::Unread { .. } => {}
-            other => eprintln!("warning: {}/{rel} is not copied ({other:?})", dir.display()),
+            other => super::output::eprint_line(format_args!(
+                "warning: {}/{rel} is not copied ({other:?})",
+                dir.display()
+            )),
         }
     }
     let kept = tmp.keep();

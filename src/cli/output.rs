@@ -41,6 +41,12 @@ impl Printer {
     }
 }
 
+/// Writes one line to standard error, ignoring failures (`eprintln!` panics when standard
+/// error is a closed pipe: `skillc build 2>&1 | head -c 5`).
+pub(crate) fn eprint_line(args: std::fmt::Arguments<'_>) {
+    let _ = writeln!(io::stderr(), "{args}");
+}
+
 impl Drop for Printer {
     fn drop(&mut self) {
         let _ = self.out.flush();

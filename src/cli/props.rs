@@ -147,14 +147,14 @@ fn read(path: &Path, color: bool) -> anyhow::Result<Result<(Target, Properties),
     let t = match resolve(path)? {
         Ok(t) => t,
         Err(d) => {
-            eprintln!("{}\n", diag::render_human(&d, None, options));
+            super::output::eprint_line(format_args!("{}\n", diag::render_human(&d, None, options)));
             return Ok(Err(Status::Failure));
         }
     };
     let (analysis, text) = match analyze(&t)? {
         Ok(x) => x,
         Err(d) => {
-            eprintln!("{}\n", diag::render_human(&d, None, options));
+            super::output::eprint_line(format_args!("{}\n", diag::render_human(&d, None, options)));
             return Ok(Err(Status::Failure));
         }
     };
@@ -170,13 +170,13 @@ fn read(path: &Path, color: bool) -> anyhow::Result<Result<(Target, Properties),
         .collect();
     let source = text.as_deref().map(diag::SourceText::new);
     for d in &fatal {
-        eprintln!("{}\n", diag::render_human(d, source.as_ref(), options));
+        super::output::eprint_line(format_args!("{}\n", diag::render_human(d, source.as_ref(), options)));
     }
     if fatal.is_empty() {
-        eprintln!(
+        super::output::eprint_line(format_args!(
             "error: {}: `name` and `description` must be non-empty strings",
             t.display
-        );
+        ));
     }
     Ok(Err(Status::Failure))
 }

@@ -114,10 +114,19 @@ pub(crate) fn run(args: &VerifyArgs, out: &mut Printer) -> anyhow::Result<Status
     let decided = state.decide_folder((&location, &shown), signer.as_ref(), &anchor, &ask);
     let trusted = match decided {
         Err(refusal) => return refused(args, out, &refusal),
-        Ok(None) => anyhow::bail!(
-            "{shown} has no readable {}: name the signer's public key with --public-key",
-            emit::PUBLIC_KEY
-        ),
+        // A catalog folder whose key file is gone or garbled does not verify (exit 1, and the
+        // JSON report says why), whatever was pinned for it.
+        Ok(None) => {
+            return failed(
+                args,
+                out,
+                "malformed",
+                &format!(
+                    "{shown} has no readable {}: restore it, or name the signer's public key with --public-key",
+                    emit::PUBLIC_KEY
+                ),
+            );
+        }
         Ok(Some(t)) => t,
     };
     let opts = Options {

@@ -26,6 +26,10 @@ pub enum EmitError {
     /// The output folder would contain the project or a skills root, or lie inside one.
     #[error("the output folder {0} overlaps {1}; choose a separate --out")]
     Overlaps(String, String),
+    /// The output folder's path names something that is not a folder (a file, a link): the
+    /// build would replace it (the previous `out/` becomes the spare generation).
+    #[error("{0} is {1}, not a folder: skillc writes the catalog into a folder it owns there; choose another --out")]
+    NotAFolder(String, &'static str),
     /// A symbolic link inside the output folder: writing through it could reach any file.
     #[error("{0} is a symbolic link inside the output folder; skillc never writes through links: remove it")]
     Symlink(String),
@@ -68,6 +72,16 @@ pub fn guard(out: &Path, project: &Path, skill_roots: &[PathBuf], state: &Path) 
         if out_c.starts_with(canon(inside)) {
             return Err(overlap(inside));
         }
+    }
+    match std::fs::symlink_metadata(out) {
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(EmitError::NotAFolder(
+                out.display().to_string(),
+                "a symbolic link (skillc never writes through links: give the folder it points to)",
+            ));
+        }
+        Ok(m) if !m.is_dir() => return Err(EmitError::NotAFolder(out.display().to_string(), "a file")),
+        _ => {}
     }
     if out.is_dir() {
         let mut entries = std::fs::read_dir(out).map_err(io_err(out))?;
@@ -349,5 +363,21 @@ mod tests {
             guard(&state.join("x"), &project, &[], &state),
             Err(EmitError::Overlaps(..))
         ));
+        // A file where the folder would be is the user's: refused, never replaced.
+        let notes = dir.path().join("notes.txt");
+        std::fs::write(&notes, "my notes").expect("write");
+        assert!(matches!(
+            guard(&notes, &project, &[], &state),
+            Err(EmitError::NotAFolder(..))
+        ));
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("link");
+            std::os::unix::fs::symlink(&out, &link).expect("symlink");
+            assert!(matches!(
+                guard(&link, &project, &[], &state),
+                Err(EmitError::NotAFolder(..))
+            ));
+        }
     }
 }

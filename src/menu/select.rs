@@ -149,7 +149,10 @@ pub enum MenuError {
         bytes: usize,
     },
     /// `--agent` names no agent of the catalog.
-    #[error("no agent `{0}` in this catalog (agents come from `[agents.<id>]` in pipeline.toml)")]
+    #[error(
+        "no agent `{}` in this catalog (agents come from `[agents.<id>]` in pipeline.toml)",
+        crate::diag::printable(.0)
+    )]
     UnknownAgent(String),
     /// The size is out of range.
     #[error("menu size {0} is out of range: a menu has 1 to 6 skills")]

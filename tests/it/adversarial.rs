@@ -392,3 +392,86 @@ fn huge_job_counts_are_refused() {
     assert_eq!(r.code, Some(2));
     assert!(r.stderr.contains("--jobs must be between 1 and 256"), "{}", r.stderr);
 }
+
+/// A file (or a link) where the output folder would be is the user's: refused with exit 2,
+/// never renamed aside nor replaced by a catalog folder. Fails before the fix: the build
+/// exited 0 and the file became the hidden spare generation `.notes.txt.skillc-next`.
+#[test]
+fn an_output_path_that_is_a_file_or_a_link_is_refused() {
+    let p = project();
+    std::fs::write(p.path().join("notes.txt"), "my precious notes").expect("write");
+    let r = run(p.path(), &["build", "--key", "test.key", "--out", "notes.txt"], &[]);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("notes.txt is a file, not a folder"), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(p.path().join("notes.txt")).expect("kept"),
+        "my precious notes"
+    );
+    assert!(!p.path().join(".notes.txt.skillc-next").exists());
+    let folder = tempfile::tempdir().expect("tempdir");
+    std::os::unix::fs::symlink(folder.path(), p.path().join("linked")).expect("symlink");
+    let r = run(p.path(), &["build", "--key", "test.key", "--out", "linked"], &[]);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("linked is a symbolic link"), "{}", r.stderr);
+    assert_eq!(std::fs::read_dir(folder.path()).expect("folder").count(), 0);
+}
+
+/// Standard error closed (`skillc build 2>&1 | head -c 5`): the error is lost, not a panic,
+/// and the exit status is still 2. Fails before the fix: `eprintln!` panicked (exit 101).
+#[test]
+fn a_closed_standard_error_is_not_a_panic() {
+    let p = project();
+    std::fs::write(p.path().join("pipeline.toml"), "[admission]\nskip = [\"L9\"]\n").expect("write");
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let status = Command::new(crate::common::SKILLC)
+        .args(["build", "--key", "test.key"])
+        .current_dir(p.path())
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(writer)
+        .status()
+        .expect("run skillc");
+    assert_eq!(status.code(), Some(2), "{status}");
+}
+
+/// A catalog whose `skillc.pub` is garbled does not verify: exit 1 and a JSON report, not a
+/// command failure (exit 2, no JSON) — it is a damaged catalog.
+#[test]
+fn a_garbled_public_key_in_the_catalog_is_a_failure_with_a_report() {
+    let p = project();
+    assert_eq!(build(p.path(), &[]).code, Some(0));
+    assert_eq!(verify(p.path()).code, Some(0), "pins the key");
+    std::fs::write(p.path().join("out/skillc.pub"), "junk\n").expect("write");
+    let r = run(
+        p.path(),
+        &["verify", "out", "--state", "state.json", "--format", "json"],
+        &[],
+    );
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
+    assert_eq!(v["ok"], false, "{v}");
+    assert_eq!(v["failures"][0]["kind"], "malformed", "{v}");
+}
+
+/// A file planted in `out/` under a name holding terminal escapes is named escaped by
+/// `verify` and by the build's warning, never printed raw.
+#[test]
+fn planted_file_names_are_printed_escaped() {
+    let p = project();
+    assert_eq!(build(p.path(), &[]).code, Some(0));
+    std::fs::write(p.path().join("out/e\u{1b}]0;PWNED\u{7}vil"), "x").expect("write");
+    let v = verify(p.path());
+    assert_eq!(v.code, Some(1), "{}", v.stderr);
+    assert!(
+        v.stderr
+            .contains("not in the signed catalog: e\\u{1b}]0;PWNED\\u{7}vil"),
+        "{}",
+        v.stderr
+    );
+    assert!(!v.stderr.contains('\u{1b}'), "{}", v.stderr);
+    std::fs::write(p.path().join("skills/ledger/notes.md"), "more\n").expect("write");
+    let b = build(p.path(), &[]);
+    assert!(b.stderr.contains("is not part of the catalog"), "{}", b.stderr);
+    assert!(!b.stderr.contains('\u{1b}'), "{}", b.stderr);
+}

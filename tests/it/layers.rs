@@ -112,7 +112,11 @@ const LAYERS: &[(&str, Kind, &[&str])] = &[
             "vocab",
         ],
     ),
-    ("verify", Core, &["emit", "menu", "messages", "model", "sign", "util"]),
+    (
+        "verify",
+        Core,
+        &["diag", "emit", "menu", "messages", "model", "sign", "util"],
+    ),
     // Whom a catalog's consumer trusts: pinned keys and rollback floors (issue 18, item 1).
     ("trust", Core, &["sign"]),
     // IO layers: the disk, processes, the network, the clock.
