@@ -171,8 +171,8 @@ pub(crate) fn update(args: &UpdateArgs, out: &mut Printer) -> anyhow::Result<Sta
             }
             let archived = outcomes.iter().filter(|o| o.status == UpdateStatus::Archived).count();
             out.line(&format!(
-                "update: {} skills, {} updated, {failed} refused or failed{}",
-                outcomes.len(),
+                "update: {}, {} updated, {failed} refused or failed{}",
+                super::output::count(outcomes.len(), "skill"),
                 outcomes.iter().filter(|o| o.status == UpdateStatus::Updated).count(),
                 if archived > 0 {
                     format!(", {archived} archived (not updated)")

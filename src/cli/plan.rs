@@ -147,6 +147,19 @@ fn print_human(
         String::new()
     };
     out.line(&format!("{}{invalid_note}", totals.line()))?;
+    // Names the vocabulary could not make (no action, no object, no mapping): the review loop
+    // is how a user gets them, and a new user does not know it exists.
+    let unnamed: usize = ["TR001", "TR002", "TR005"]
+        .iter()
+        .filter_map(|c| totals.rejected.get(c))
+        .sum();
+    if unnamed > 0 && !args.propose {
+        out.note(&format!(
+            "hint: `skillc plan --propose` writes a proposed name for {} into {} to review and accept (README, \"Writing skills\"); `skillc vocabulary` lists the words names are made of",
+            if unnamed == 1 { "this sub-command".to_owned() } else { format!("these {unnamed} sub-commands") },
+            project::TRANSLATIONS
+        ));
+    }
     Ok(())
 }
 

@@ -53,12 +53,20 @@ impl Validator<'_, '_> {
             self.push(d);
         }
         if name != name.to_lowercase() {
+            // The suggestion must pass the other name rules too (`Bad_Name` → `bad-name`, not
+            // `bad_name`, which SK026 refuses).
+            let lower: String = name
+                .to_lowercase()
+                .chars()
+                .map(|c| if c.is_alphanumeric() { c } else { '-' })
+                .collect();
+            let suggested = lower.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-");
             let d = self
                 .diag(&rules::SK023, &span, format!("skill name `{name}` must be lowercase"))
-                .help(if self.ctx.dir_name.nfkc().collect::<String>() == name.to_lowercase() {
-                    format!("use `{}`, like the folder", name.to_lowercase())
+                .help(if self.ctx.dir_name.nfkc().collect::<String>() == suggested {
+                    format!("use `{suggested}`, like the folder")
                 } else {
-                    format!("use `{}` (and rename the folder to match)", name.to_lowercase())
+                    format!("use `{suggested}` (and rename the folder to match)")
                 });
             self.push(d);
         }
