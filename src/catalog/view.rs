@@ -77,6 +77,10 @@ pub struct Summary {
     pub status: Status,
     /// Names of its admitted executors.
     pub executors: Vec<String>,
+    /// How many of its sub-commands the build rejected (`report.json` `skills[].plans[]`,
+    /// status `rejected`): a skill with none admitted is listed `instruction-only`, and this
+    /// says whether that is because it has no sub-command or because none was admitted.
+    pub plans_rejected: usize,
     /// Severity of its highest security finding, `null` when clean.
     pub highest_finding: Option<String>,
     /// Where it came from: `manual`, `imported`, `auto_generated`, `curator_generated`.
@@ -162,6 +166,11 @@ impl Summary {
             permissions: skill.permissions.clone(),
             status: skill.status,
             executors: skill.executors.iter().map(|e| e.name.clone()).collect(),
+            plans_rejected: skill
+                .plans
+                .iter()
+                .filter(|p| p.get("status").and_then(serde_json::Value::as_str) == Some("rejected"))
+                .count(),
             highest_finding: skill.highest.clone(),
             origin: a.origin,
             curator: a.curator.clone(),

@@ -200,7 +200,10 @@ fn table(skills: &[Summary]) -> String {
                 s.status.as_str().to_owned(),
                 s.tier.clone(),
                 s.version.clone(),
-                s.executors.len().to_string(),
+                match s.plans_rejected {
+                    0 => s.executors.len().to_string(),
+                    n => format!("{} ({n} rejected)", s.executors.len()),
+                },
                 s.highest_finding.clone().unwrap_or_else(|| "-".into()),
                 format!("{}{}", s.origin, if s.curator.pinned { " (pinned)" } else { "" }),
             ]
@@ -311,6 +314,12 @@ fn human_info(d: &Detail) -> Vec<String> {
         l.push(format!("rejected:    {r}"));
     }
     l.push(format!("executors:   {}", d.executor_details.len()));
+    if s.plans_rejected > 0 {
+        l.push(format!(
+            "rejected:    {} (`skillc plan --explain` says why)",
+            super::output::count(s.plans_rejected, "sub-command")
+        ));
+    }
     // One column of names, one of levels.
     let width = d
         .executor_details

@@ -388,3 +388,28 @@ fn an_import_elsewhere_never_relabels_a_skill_of_the_same_name() {
     );
     assert!(!elsewhere.path().join("upd").exists());
 }
+
+/// A skill whose sub-commands the vocabulary cannot name is listed `instruction-only` with no
+/// executor; `list` and `info` say how many sub-commands were rejected, so that it does not
+/// read as a skill without commands.
+#[test]
+fn list_and_info_count_the_rejected_sub_commands() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let skill = dir.path().join("skills/plant-care");
+    std::fs::create_dir_all(&skill).expect("mkdir");
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: plant-care\ndescription: Keeps house plants alive with the leafy CLI.\n---\n\n```bash\nleafy water <plant>\nleafy list --thirsty\n```\n",
+    )
+    .expect("write");
+    crate::common::write_test_key(&dir.path().join("test.key"));
+    let built = skillc_env(dir.path(), &["build", "--key", "test.key"], &[SDE]);
+    assert_eq!(built.code, Some(1), "the two plans are rejected: {built:?}");
+    let v = run(dir.path(), &["list", "--format", "json"]).json();
+    assert_eq!(v["skills"][0]["plans_rejected"], 2, "{v}");
+    assert_eq!(v["skills"][0]["status"], "instruction-only", "{v}");
+    let list = run(dir.path(), &["list"]);
+    assert!(list.stdout.contains("0 (2 rejected)"), "{}", list.stdout);
+    let info = run(dir.path(), &["info", "plant-care"]);
+    assert!(info.stdout.contains("rejected:    2 sub-commands"), "{}", info.stdout);
+}
