@@ -84,7 +84,9 @@ fn start(
         Ok(s) => s,
         Err(e) => return Ok(Err(super::catalog::refused(&e, &trust, "nothing is served", out)?)),
     };
-    let listener = std::net::TcpListener::bind(addr).with_context(|| format!("listening on {addr}"))?;
+    let listener = std::net::TcpListener::bind(addr).with_context(|| {
+        format!("listening on {addr} (another server may hold the port: stop it, or choose another with --addr)")
+    })?;
     listener.set_nonblocking(true)?;
     let bound = listener.local_addr()?;
     // Written only now that the catalog verifies and the port is ours.
