@@ -133,7 +133,15 @@ pub const MAX_TURN: usize = 16 * 1024;
 /// # Errors
 /// [`MenuError::Turn`].
 pub fn check_turn(turn: &str) -> Result<(), MenuError> {
-    if turn.trim().is_empty() || turn.len() > MAX_TURN {
+    // Blank: nothing but white space and invisible characters (controls, zero-width and
+    // bidirectional marks, the BOM), which no reader of the turn sees.
+    let invisible = |c: char| {
+        c.is_whitespace()
+            || c.is_control()
+            || crate::diag::is_bidi_control(c)
+            || matches!(c, '\u{200B}'..='\u{200D}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}' | '\u{00AD}')
+    };
+    if turn.chars().all(invisible) || turn.len() > MAX_TURN {
         return Err(MenuError::Turn { bytes: turn.len() });
     }
     Ok(())

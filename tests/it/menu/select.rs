@@ -143,7 +143,8 @@ fn blank_and_oversized_turns_are_refused_with_the_routes_code() {
     let dir = shared();
     let long = "a".repeat(skillc::MAX_TURN + 1);
     let longest = format!("pdf {}", "a".repeat(skillc::MAX_TURN - 4));
-    for turn in ["", "   ", "\n\t", long.as_str()] {
+    // Invisible characters alone (a bidirectional override, a zero-width space) are blank too.
+    for turn in ["", "   ", "\n\t", "\u{202e}\u{200b}", "\u{feff} ", long.as_str()] {
         for args in [
             vec!["menu", "--turn", turn],
             vec!["playbook", "pdf-forms", "--menu-turn", turn],
