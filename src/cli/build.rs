@@ -393,21 +393,26 @@ fn run_shard(
     }
     let c = &done.checked;
     if args.format == ReportFormat::Json {
-        let v = serde_json::json!({
-            "schema": "skillc.shard/1",
-            "shard": { "index": shard.index, "count": shard.count },
-            "skills": done.skills,
-            "mine": done.mine,
-            "computed": c.cache_misses,
-            "cached_here": c.cache_hits,
-            "cached_remote": c.remote_hits,
-            "pushed": c.remote_pushed,
-            "remote": remote.shown(),
-            "seconds": started.elapsed().as_secs_f64(),
-            "warnings": done.warnings,
-            "catalog_written": false,
-        });
-        out.write(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
+        use crate::messages::shard as msg;
+        let shown = remote.shown();
+        let report = msg::Report {
+            schema: msg::SCHEMA,
+            shard: msg::Which {
+                index: shard.index,
+                count: shard.count,
+            },
+            skills: done.skills,
+            mine: done.mine,
+            computed: c.cache_misses,
+            cached_here: c.cache_hits,
+            cached_remote: c.remote_hits,
+            pushed: c.remote_pushed,
+            remote: &shown,
+            seconds: started.elapsed().as_secs_f64(),
+            warnings: &done.warnings,
+            catalog_written: false,
+        };
+        out.line(&serde_json::to_string_pretty(&report)?)?;
         out.flush()?;
         return Ok(Status::Success);
     }

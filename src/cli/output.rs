@@ -37,7 +37,7 @@ impl Printer {
     /// Writes a line to standard error (progress, notes), ignoring failures.
     pub fn note(&mut self, s: &str) {
         let _ = self.out.flush();
-        let _ = writeln!(io::stderr(), "{s}");
+        eprint_line(format_args!("{s}"));
     }
 }
 

@@ -149,9 +149,9 @@ fn print_human(
     out.line(&format!("{}{invalid_note}", totals.line()))?;
     // Names the vocabulary could not make (no action, no object, no mapping): the review loop
     // is how a user gets them, and a new user does not know it exists.
-    let unnamed: usize = ["TR001", "TR002", "TR005"]
+    let unnamed: usize = [&crate::rules::TR001, &crate::rules::TR002, &crate::rules::TR005]
         .iter()
-        .filter_map(|c| totals.rejected.get(c))
+        .filter_map(|r| totals.rejected.get(r.code))
         .sum();
     if unnamed > 0 && !args.propose {
         out.note(&format!(

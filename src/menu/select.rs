@@ -133,14 +133,9 @@ pub const MAX_TURN: usize = 16 * 1024;
 /// # Errors
 /// [`MenuError::Turn`].
 pub fn check_turn(turn: &str) -> Result<(), MenuError> {
-    // Blank: nothing but white space and invisible characters (controls, zero-width and
-    // bidirectional marks, the BOM), which no reader of the turn sees.
-    let invisible = |c: char| {
-        c.is_whitespace()
-            || c.is_control()
-            || crate::diag::is_bidi_control(c)
-            || matches!(c, '\u{200B}'..='\u{200D}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}' | '\u{00AD}')
-    };
+    // Blank: nothing but white space, controls and the characters that render as nothing or
+    // reorder text (zero-width and bidirectional marks, the BOM: `skill::validate::is_hidden`).
+    let invisible = |c: char| c.is_whitespace() || c.is_control() || crate::skill::validate::is_hidden(c);
     if turn.chars().all(invisible) || turn.len() > MAX_TURN {
         return Err(MenuError::Turn { bytes: turn.len() });
     }
@@ -463,23 +458,32 @@ impl Menu {
             for &i in hits.keys() {
                 s.mark(i);
             }
-            let fused = match (dense, &self.vectors) {
-                (DenseTurn::Vector(q), Some(v)) => {
-                    for i in (0..n).filter(|&i| ok(i)) {
-                        s.mark(i);
-                    }
-                    Some((q.as_slice(), v))
-                }
+            // The dense score of every skill that may be offered, computed once: the agreement
+            // floors and each candidate's fused score read it.
+            let dense: Option<Vec<f32>> = match (dense, &self.vectors) {
+                (DenseTurn::Vector(q), Some(v)) => Some(
+                    (0..n)
+                        .map(|i| {
+                            if ok(i) {
+                                s.mark(i);
+                                v.cosine(i, q)
+                            } else {
+                                0.0
+                            }
+                        })
+                        .collect(),
+                ),
                 _ => None,
             };
-            let agree =
-                fused.and_then(|qv| turn::agreement_floors(self, s, qnorm, words, qv, (0..n).filter(|&i| ok(i))));
+            let agree = dense
+                .as_deref()
+                .and_then(|d| turn::agreement_floors(self, s, qnorm, words, d, (0..n).filter(|&i| ok(i))));
             f(&Turn {
                 menu: self,
                 scratch: s,
                 qnorm,
                 words,
-                fused,
+                dense: dense.as_deref(),
                 agree,
                 hits: &hits,
                 allowed,

@@ -17,6 +17,7 @@ pub mod reference;
 pub mod report;
 pub mod scan;
 pub mod search;
+pub mod shard;
 pub mod verifier;
 pub mod verify;
 

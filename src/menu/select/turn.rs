@@ -1,7 +1,7 @@
 //! One turn scored into a thread's buffers: the candidates of a turn and their fused score
 //! `s` (RUNTIME.md §1), split from [`super`] so that the selection rules read apart.
 
-use super::super::dense::{self, Vectors};
+use super::super::dense;
 use super::super::lexical;
 use super::super::score::Scratch;
 use super::{Candidate, Menu, round4};
@@ -13,8 +13,10 @@ pub(super) struct Turn<'a> {
     pub(super) qnorm: f32,
     /// The turn's words (`lexical::Feature::words` of all its features).
     pub(super) words: u64,
-    pub(super) fused: Option<(&'a [f32], &'a Vectors)>,
-    /// With `fused`: the agreement floors of the turn ([`agreement_floors`]), the lexical and
+    /// With a dense embedder: every skill's dense score ([`dense::Vectors::cosine`] with the turn's
+    /// vector; 0 for a skill that may not be offered).
+    pub(super) dense: Option<&'a [f32]>,
+    /// With `dense`: the agreement floors of the turn ([`agreement_floors`]), the lexical and
     /// the dense score a skill reaches to be in both top lists.
     pub(super) agree: Option<(f64, f64)>,
     pub(super) hits: &'a std::collections::BTreeMap<usize, Vec<String>>,
@@ -41,8 +43,8 @@ impl Turn<'_> {
     /// decimals, never below 0.
     pub(super) fn score(&self, i: usize) -> f64 {
         let l = lexical_of(self.menu, self.scratch, self.qnorm, self.words, i);
-        let s = match self.fused {
-            Some((q, v)) => dense::fuse(l, f64::from(v.cosine(i, q)), self.agree),
+        let s = match self.dense {
+            Some(d) => dense::fuse(l, f64::from(d[i]), self.agree),
             None => l,
         };
         round4(s.max(0.0))
@@ -81,7 +83,7 @@ pub(super) fn agreement_floors(
     scratch: &Scratch,
     qnorm: f32,
     words: u64,
-    (q, v): (&[f32], &Vectors),
+    dense: &[f32],
     skills: impl Iterator<Item = usize>,
 ) -> Option<(f64, f64)> {
     let k = dense::AGREEMENT_TOP;
@@ -98,7 +100,7 @@ pub(super) fn agreement_floors(
     for i in skills {
         any = true;
         keep(&mut lex, lexical_of(menu, scratch, qnorm, words, i));
-        keep(&mut den, f64::from(v.cosine(i, q)));
+        keep(&mut den, f64::from(dense[i]));
     }
     any.then(|| {
         let floor = |top: &Vec<f64>| top.last().copied().unwrap_or(0.0);
