@@ -195,8 +195,12 @@ pub struct Router {
     /// Feature id → the most any executor gains from it in a score (`multiplier × weight ×
     /// idf`, the largest of its postings): the bound [`Router::routes_to_with`] prunes with.
     bound: Vec<f64>,
-    /// Provider → its words (`google_workspace` → `google`, `workspace`).
-    providers: BTreeMap<String, Vec<String>>,
+    /// Provider word → the providers whose first word it is, each with all its words
+    /// (`google` → `google_workspace`: `google`, `workspace`). A request names a provider
+    /// only when it holds every word, so the first one is a key to look it up by: a request
+    /// costs its own words, not a pass over every provider of the catalog (which made L4
+    /// quadratic in the number of skills).
+    providers: HashMap<String, Vec<(String, Vec<String>)>>,
     concepts: Concepts,
 }
 
@@ -278,10 +282,17 @@ impl Router {
                 }
             }
         }
-        let providers = docs
-            .iter()
-            .map(|d| (d.provider.clone(), d.provider.split('_').map(str::to_owned).collect()))
-            .collect();
+        let distinct: BTreeSet<&String> = docs.iter().map(|d| &d.provider).collect();
+        let mut providers: HashMap<String, Vec<(String, Vec<String>)>> = HashMap::new();
+        for p in distinct {
+            let ws: Vec<String> = p.split('_').map(str::to_owned).collect();
+            if let Some(first) = ws.first() {
+                providers
+                    .entry(first.clone())
+                    .or_default()
+                    .push((p.clone(), ws.clone()));
+            }
+        }
         // Postings are visited in feature-id order, so every executor's list comes out sorted.
         let mut features: Vec<Vec<(u32, f64)>> = vec![Vec::new(); docs.len()];
         let mut bound = vec![0.0; postings.len()];
@@ -345,9 +356,11 @@ impl Router {
     pub fn request_features(&self, request: &str) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
         let all: BTreeSet<String> = words(request).into_iter().collect();
-        for (p, ws) in &self.providers {
-            if !ws.is_empty() && ws.iter().all(|w| all.contains(w)) {
-                out.insert(format!("p:{p}"));
+        for w in &all {
+            for (p, ws) in self.providers.get(w).into_iter().flatten() {
+                if ws.iter().all(|w| all.contains(w)) {
+                    out.insert(format!("p:{p}"));
+                }
             }
         }
         for (n, w) in words(request)

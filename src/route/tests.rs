@@ -314,3 +314,38 @@ fn the_ranking_does_not_depend_on_the_order_of_the_executors() {
         );
     }
 }
+
+/// A request names a provider only when it holds every one of its words, in any order and
+/// case, whichever provider shares its first word (`google_drive`, `google_workspace`); the
+/// lookup by first word (which keeps L4 linear) finds exactly those.
+#[test]
+fn a_provider_is_named_only_by_all_its_words() {
+    let v = vocab::parse(vocab::DEFAULT_PATH, vocab::DEFAULT_TEXT).vocabulary;
+    let docs = vec![
+        doc("list_files_google_drive", "list", "files", &[], "google_drive", &[]),
+        doc(
+            "list_files_google_workspace",
+            "list",
+            "files",
+            &[],
+            "google_workspace",
+            &[],
+        ),
+        doc("list_files_workspace", "list", "files", &[], "workspace", &[]),
+        doc("list_files_drive", "list", "files", &[], "drive", &[]),
+    ];
+    let r = Router::new(&docs, &v);
+    let named = |q: &str| -> Vec<String> {
+        r.request_features(q)
+            .into_iter()
+            .filter(|f| f.starts_with("p:"))
+            .collect()
+    };
+    assert_eq!(
+        named("list files on Workspace, Google"),
+        ["p:google_workspace", "p:workspace"]
+    );
+    assert_eq!(named("google drive files"), ["p:drive", "p:google_drive"]);
+    assert!(named("list google files").is_empty());
+    assert!(named("list files").is_empty());
+}
