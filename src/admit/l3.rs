@@ -53,11 +53,16 @@ pub(super) fn judge(run: &mut Judging<'_, '_>, settings: &AdmissionSettings) {
 /// provider): for every executor whose overlap with another reaches the threshold, the other
 /// executor it overlaps most with (ties: the smallest name) and the overlap.
 ///
-/// Uses prefix filtering: terms are interned and ranked by rarity, and two sets with Jaccard
-/// ≥ t share a term among the first `|a| - ceil(t·|a|) + 1` rarest of each, so only those
-/// terms are indexed; the result is exactly that of comparing every pair (a unit test checks
-/// it against the quadratic scan). Memory stays linear: each executor keeps only its best
-/// match.
+/// A set-similarity self-join (PPJoin, Xiao et al., "Efficient similarity joins for near
+/// duplicate detection", WWW 2008): terms are interned and ranked by rarity, executors are
+/// taken by size (then index), and each is compared only with the smaller ones it can reach.
+/// Two sets `x`, `y` with `|y| ≤ |x|` and Jaccard ≥ t share `O ≥ t/(1+t)·(|x|+|y|)` terms,
+/// so their rarest shared term lies among the first `|x| - ⌈t·|x|⌉ + 1` of `x` (the probe
+/// prefix) and the first `|y| - ⌈2t/(1+t)·|y|⌉ + 1` of `y` (the index prefix, shorter: only
+/// those are indexed); and where it lies bounds `O` (the positional filter), so most pairs
+/// are dismissed without comparing their terms. `t` is the lower of the two thresholds. The
+/// result is exactly that of comparing every pair (unit tests check it against the quadratic
+/// scan). Memory stays linear: each executor keeps only its best match.
 pub fn check_l3(
     terms: &[&[String]],
     names: &[(String, &str)],
@@ -68,17 +73,23 @@ pub fn check_l3(
         .min(settings.affinity_threshold_same_provider)
         .clamp(0.0, 1.0);
     let (sets, vocab_size) = rarity_sets(terms);
-    let prefix = |n: usize| -> usize {
-        if n == 0 {
-            return 0;
-        }
-        let need = (t_min * n as f64).ceil() as usize;
-        (n + 1).saturating_sub(need.max(1)).min(n)
-    };
-    let mut index: Vec<Vec<u32>> = vec![Vec::new(); vocab_size];
+    let probe = |n: usize| prefix_len(n, t_min);
+    let indexed = |n: usize| prefix_len(n, 2.0 * t_min / (1.0 + t_min));
+    // The join's order: by size, then by index (a total order, the same on every run).
+    let mut order: Vec<usize> = (0..sets.len()).collect();
+    order.sort_by_key(|&i| (sets[i].len(), i));
+    let mut rank = vec![0usize; sets.len()];
+    for (r, &i) in order.iter().enumerate() {
+        rank[i] = r;
+    }
+    // Term → (executor, the term's position in it), for the terms of each index prefix.
+    let mut index: Vec<Vec<(u32, u32)>> = vec![Vec::new(); vocab_size];
     for (i, set) in sets.iter().enumerate() {
-        for &t in &set[..prefix(set.len())] {
-            index[t as usize].push(u32::try_from(i).unwrap_or(u32::MAX));
+        for (pos, &t) in set[..indexed(set.len())].iter().enumerate() {
+            index[t as usize].push((
+                u32::try_from(i).unwrap_or(u32::MAX),
+                u32::try_from(pos).unwrap_or(u32::MAX),
+            ));
         }
     }
     let n = sets.len();
@@ -97,8 +108,8 @@ pub fn check_l3(
         None => true,
         Some((bj, bo)) => o > bo || (o == bo && names[j].0 < names[bj].0),
     };
-    // Each pair is compared once (j > i) and noted for both; every thread keeps its own best
-    // partners, merged at the end.
+    // Each pair is compared once (from the later of the two in the join's order) and noted for
+    // both; every thread keeps its own best partners, merged at the end.
     let best: Best = (0..n)
         .into_par_iter()
         .fold(
@@ -106,12 +117,14 @@ pub fn check_l3(
             |(mut best, mut seen): (Best, Vec<u32>), i| {
                 let a = &sets[i];
                 let stamp = u32::try_from(i).unwrap_or(u32::MAX);
-                for &t in &a[..prefix(a.len())] {
-                    for &j in &index[t as usize] {
+                for (pa, &t) in a[..probe(a.len())].iter().enumerate() {
+                    for &(j, pb) in &index[t as usize] {
                         let j = j as usize;
-                        if j <= i || seen[j] == stamp {
+                        if rank[j] >= rank[i] || seen[j] == stamp {
                             continue;
                         }
+                        // The first term met is the rarest the two share, so the terms after it
+                        // bound the overlap; a pair dismissed here cannot pass at a later term.
                         seen[j] = stamp;
                         let b = &sets[j];
                         let threshold = if provider[i] == provider[j] {
@@ -122,6 +135,10 @@ pub fn check_l3(
                         // Length filter: |a ∩ b| ≤ min, so J ≤ min / max.
                         let (lo, hi) = (a.len().min(b.len()), a.len().max(b.len()));
                         if (lo as f64) < threshold * hi as f64 {
+                            continue;
+                        }
+                        let reachable = 1 + (a.len() - pa - 1).min(b.len() - pb as usize - 1);
+                        if (reachable as f64) < threshold / (1.0 + threshold) * (a.len() + b.len()) as f64 - ROUNDING {
                             continue;
                         }
                         let o = overlap(a, b);
@@ -157,6 +174,21 @@ pub fn check_l3(
         .enumerate()
         .filter_map(|(i, b)| b.map(|b| (i, b)))
         .collect()
+}
+
+/// Room left on every bound the join prunes with, so that rounding never dismisses a pair
+/// exactly at the threshold.
+const ROUNDING: f64 = 1e-9;
+
+/// The length of the prefix of an `n`-term set that must hold the rarest term it shares with
+/// any set it overlaps by `share` or more of its own size: `n - ⌈share·n⌉ + 1`, at least one
+/// term (rounded so as to keep a term rather than lose one).
+fn prefix_len(n: usize, share: f64) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    let need = (share * n as f64 - ROUNDING).ceil().max(1.0) as usize;
+    (n + 1).saturating_sub(need).min(n)
 }
 
 /// Each executor's terms as sorted, de-duplicated ids ranked by rarity (then by the term), so
