@@ -132,13 +132,7 @@ pub fn check_l3(
                         } else {
                             settings.affinity_threshold
                         };
-                        // Length filter: |a ∩ b| ≤ min, so J ≤ min / max.
-                        let (lo, hi) = (a.len().min(b.len()), a.len().max(b.len()));
-                        if (lo as f64) < threshold * hi as f64 {
-                            continue;
-                        }
-                        let reachable = 1 + (a.len() - pa - 1).min(b.len() - pb as usize - 1);
-                        if (reachable as f64) < threshold / (1.0 + threshold) * (a.len() + b.len()) as f64 - ROUNDING {
+                        if !may_reach((a.len(), pa), (b.len(), pb as usize), threshold) {
                             continue;
                         }
                         let o = overlap(a, b);
@@ -174,6 +168,18 @@ pub fn check_l3(
         .enumerate()
         .filter_map(|(i, b)| b.map(|b| (i, b)))
         .collect()
+}
+
+/// Whether two sets of `(size, position of the rarest term they share)` can still reach
+/// Jaccard `threshold`: the length filter (`|a ∩ b| ≤ min`, so J ≤ min / max) and the
+/// positional filter (the shared terms are that one and at most the fewer of the terms after
+/// it on either side, against the `t/(1+t)·(|a|+|b|)` that J ≥ t needs).
+fn may_reach((a, pa): (usize, usize), (b, pb): (usize, usize), threshold: f64) -> bool {
+    if (a.min(b) as f64) < threshold * a.max(b) as f64 {
+        return false;
+    }
+    let reachable = 1 + (a - pa - 1).min(b - pb - 1);
+    reachable as f64 >= threshold / (1.0 + threshold) * (a + b) as f64 - ROUNDING
 }
 
 /// Room left on every bound the join prunes with, so that rounding never dismisses a pair

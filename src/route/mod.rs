@@ -286,11 +286,8 @@ impl Router {
         let mut providers: HashMap<String, Vec<(String, Vec<String>)>> = HashMap::new();
         for p in distinct {
             let ws: Vec<String> = p.split('_').map(str::to_owned).collect();
-            if let Some(first) = ws.first() {
-                providers
-                    .entry(first.clone())
-                    .or_default()
-                    .push((p.clone(), ws.clone()));
+            if let Some(first) = ws.first().cloned() {
+                providers.entry(first).or_default().push((p.clone(), ws));
             }
         }
         // Postings are visited in feature-id order, so every executor's list comes out sorted.
