@@ -6,7 +6,8 @@
 //! support files are the files under its folder that do not belong to a nested skill.
 //! Symbolic links are never followed out of a skill folder.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::HashMap;
+use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -105,7 +106,9 @@ pub fn discover_with(
     lister: &dyn Lister,
 ) -> Result<Discovered, LoadError> {
     let mut found = Discovered::default();
-    let mut seen = BTreeSet::new();
+    // Point lookups only (the result is sorted below): hashing a path reads its bytes once,
+    // while an ordered map compares paths component by component at every level.
+    let mut seen = HashSet::new();
     let excluded: Vec<PathBuf> = exclude.iter().filter_map(|p| p.canonicalize().ok()).collect();
     for given in paths {
         let path = &base.join(given);
@@ -171,8 +174,8 @@ pub fn discover_with(
 
 /// The folders holding a skill file among `files`, with the file's name (SKILL.md wins over
 /// skill.md, as the reference's `find_skill_md` decides).
-fn skill_folders(files: &[PathBuf]) -> BTreeMap<PathBuf, String> {
-    let mut skill_dirs: BTreeMap<PathBuf, String> = BTreeMap::new();
+fn skill_folders(files: &[PathBuf]) -> HashMap<PathBuf, String> {
+    let mut skill_dirs: HashMap<PathBuf, String> = HashMap::new();
     for file in files {
         let name = file.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
         if is_skill_file_name(&name)
@@ -192,7 +195,7 @@ fn skill_folders(files: &[PathBuf]) -> BTreeMap<PathBuf, String> {
 
 /// A skill found for each folder of `skill_dirs` under `root` (shown as `display`), its
 /// files not yet assigned.
-fn found_skills(root: &Path, display: &str, skill_dirs: &BTreeMap<PathBuf, String>) -> BTreeMap<PathBuf, FoundSkill> {
+fn found_skills(root: &Path, display: &str, skill_dirs: &HashMap<PathBuf, String>) -> HashMap<PathBuf, FoundSkill> {
     skill_dirs
         .iter()
         .map(|(dir, md)| {
@@ -278,13 +281,18 @@ fn walk(
     // Entries that could not be listed (a folder without permission, a path too long): they
     // become errors of the skill that holds them, and the rest of the run goes on.
     let mut unreadable: Unreadable = Vec::new();
-    let mut skill_dirs: BTreeMap<PathBuf, String> = BTreeMap::new();
+    // Keyed by folder for the per-file lookups below (hashed: see `discover_with`).
+    let mut skill_dirs: HashMap<PathBuf, String> = HashMap::new();
     // Entries below the root are never links followed, so their canonical path is the
     // canonical root joined with the rest: no system call per folder.
     let canon_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let keep = |path: &Path, name: &std::ffi::OsStr| {
         if SKIPPED_DIRS.contains(&name.to_string_lossy().as_ref()) {
             return false;
+        }
+        // Only a folder named like an excluded one can be it: the others need no path built.
+        if !excluded.iter().any(|x| x.file_name() == Some(name)) {
+            return true;
         }
         let canon = path
             .strip_prefix(root)
@@ -352,7 +360,10 @@ fn walk(
             skill.unreadable.push((rel, message));
         }
     }
-    Ok(skills.into_values().collect())
+    let mut skills: Vec<FoundSkill> = skills.into_values().collect();
+    // In path order, as the walk met them (the map is unordered; byte order is enough).
+    skills.sort_unstable_by(|a, b| a.dir.as_os_str().cmp(b.dir.as_os_str()));
+    Ok(skills)
 }
 
 /// A skill read from disk, ready to become database inputs.
