@@ -6,8 +6,7 @@
 //! support files are the files under its folder that do not belong to a nested skill.
 //! Symbolic links are never followed out of a skill folder.
 
-use std::collections::HashMap;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -361,7 +360,8 @@ fn walk(
         }
     }
     let mut skills: Vec<FoundSkill> = skills.into_values().collect();
-    // In path order, as the walk met them (the map is unordered; byte order is enough).
+    // Sorted so that the result never depends on the map's hash order (any total order does:
+    // `discover_with` sorts the skills by display path in the end).
     skills.sort_unstable_by(|a, b| a.dir.as_os_str().cmp(b.dir.as_os_str()));
     Ok(skills)
 }
