@@ -48,9 +48,9 @@ fn start(
     out: &mut Printer,
     tx: &mpsc::Sender<Message>,
     earlier: &Baseline,
-) -> anyhow::Result<(Running, Outcome, Duration)> {
+) -> Result<(Running, Outcome, Duration), Failed> {
     let started = Instant::now();
-    let prepared = prepare(&args.project, out)?;
+    let prepared = prepare(&args.project, out).map_err(Failed::unwatched)?;
     let o = &prepared.options;
     let targets = Targets {
         roots: o.roots.iter().map(|r| o.root.join(r)).collect(),
@@ -65,7 +65,8 @@ fn start(
     // The files `prepare` found (some may be new to `earlier`), right after it read them.
     let read = Baseline::take(&targets.roots, &project_files(&prepared));
     // Watch first, then build: a change made during the first build is not missed.
-    let watcher = Watcher::start(&targets, Duration::from_millis(args.debounce), tx.clone())?;
+    let watcher = Watcher::start(&targets, Duration::from_millis(args.debounce), tx.clone())
+        .map_err(|e| Failed::unwatched(e.into()))?;
     // A project file changed before the watch existed is seen by no watcher: start over once
     // more (the skills are read below, after the watch started).
     if earlier.changed() || read.changed() {
@@ -76,11 +77,27 @@ fn start(
         }));
     }
     let vocab_text = prepared.vocab_text.clone();
-    let mut session =
-        Session::open(prepared.options.clone(), vocab_text.clone()).map_err(|e| report_error(e, &vocab_text, out))?;
-    let outcome = session
-        .build(jiff::Timestamp::now().as_second(), &mut |_| {})
-        .map_err(|e| report_error(e, &vocab_text, out))?;
+    // From here on the watch runs: a failure (no skill in a root made again, say) keeps it, so
+    // the change that fixes it is seen however deep under a root it is.
+    let session = match Session::open(prepared.options.clone(), vocab_text.clone()) {
+        Ok(s) => Ok(s),
+        Err(e) => Err(report_error(e, &vocab_text, out)),
+    };
+    let built = session.and_then(
+        |mut session| match session.build(jiff::Timestamp::now().as_second(), &mut |_| {}) {
+            Ok(o) => Ok((session, o)),
+            Err(e) => Err(report_error(e, &vocab_text, out)),
+        },
+    );
+    let (mut session, outcome) = match built {
+        Ok(b) => b,
+        Err(error) => {
+            return Err(Failed {
+                error,
+                watcher: Some(Box::new(watcher)),
+            });
+        }
+    };
     session.write_store_in_background();
     Ok((
         Running {
@@ -91,6 +108,20 @@ fn start(
         outcome,
         started.elapsed(),
     ))
+}
+
+/// A [`start`] that failed, with its watcher when it got that far.
+struct Failed {
+    error: anyhow::Error,
+    /// Boxed: a watcher is large, and a failure is rare.
+    watcher: Option<Box<Watcher>>,
+}
+
+impl Failed {
+    /// A failure before anything was watched.
+    fn unwatched(error: anyhow::Error) -> Failed {
+        Failed { error, watcher: None }
+    }
 }
 
 pub(crate) fn run(args: &WatchArgs, out: &mut Printer) -> anyhow::Result<Status> {
@@ -109,7 +140,7 @@ pub(crate) fn run_with(args: &WatchArgs, out: &mut Printer, after: &mut AfterBui
     ctrlc::set_handler(move || {
         let _ = stop.send(Message::Stop);
     })?;
-    let (mut running, first, took) = start(args, out, &tx, &Baseline::take(&[], &[]))?;
+    let (mut running, first, took) = start(args, out, &tx, &Baseline::take(&[], &[])).map_err(|f| f.error)?;
     report(
         args,
         &reporter,
@@ -151,6 +182,11 @@ pub(crate) fn run_with(args: &WatchArgs, out: &mut Printer, after: &mut AfterBui
                 // (an invalid vocabulary, say) waits for any of them to change again.
                 let files = project_files(&running.prepared);
                 drop(running);
+                // The failure last reported, and how long to wait before trying again when
+                // nothing seen changes (a cause no stamp sees, such as another build holding
+                // the lock, goes away by itself).
+                let mut reported: Option<String> = None;
+                let mut retry = RETRY_FIRST;
                 running = loop {
                     // Stamped before the restart reads them: a file fixed while the restart
                     // fails (or right after it reports) is a change, never the baseline.
@@ -169,12 +205,22 @@ pub(crate) fn run_with(args: &WatchArgs, out: &mut Printer, after: &mut AfterBui
                             after(&o)?;
                             break r;
                         }
-                        Err(e) => {
-                            problem(args, &reporter, out, &format!("{e:#}; fix it and save again"));
-                            // Wait for the next change of the configuration (or a stop).
-                            match wait_for_config(&rx, &before) {
-                                true => continue,
-                                false => return stopped(args, &reporter, out),
+                        Err(Failed { error, watcher }) => {
+                            let message = format!("{error:#}; fix it and save again");
+                            // A retry on time alone says nothing new when it fails the same way.
+                            if reported.as_deref() != Some(message.as_str()) {
+                                problem(args, &reporter, out, &message);
+                                reported = Some(message);
+                            }
+                            // Wait for a change (seen by the watcher when the attempt got that
+                            // far, else by polling), a stop, or the time to try again.
+                            match wait_for_config(&rx, &before, watcher.is_some(), retry) {
+                                Wake::Changed => {
+                                    reported = None;
+                                    retry = RETRY_FIRST;
+                                }
+                                Wake::Retry => retry = (retry * 2).min(RETRY_MAX),
+                                Wake::Stop => return stopped(args, &reporter, out),
                             }
                         }
                     }
@@ -251,17 +297,40 @@ fn file_stamp(p: &std::path::Path) -> Option<FileStamp> {
     Some((meta.len(), meta.modified().ok(), digest))
 }
 
-/// Without a valid configuration (or with a skill root missing, or a project file such as the
-/// vocabulary in error) nothing is watched: polls `pipeline.toml`, the project files and the
-/// roots until they differ from `before` (taken before the failed attempt read them). Returns
-/// false on a stop.
-fn wait_for_config(rx: &mpsc::Receiver<Message>, before: &Baseline) -> bool {
+/// The first wait before a failed restart is tried again with nothing changed; it doubles
+/// up to [`RETRY_MAX`].
+const RETRY_FIRST: Duration = Duration::from_secs(2);
+/// The longest wait between two tries of a failed restart.
+const RETRY_MAX: Duration = Duration::from_secs(30);
+
+/// Why [`wait_for_config`] returned.
+#[derive(Debug, PartialEq, Eq)]
+enum Wake {
+    /// Something changed: try again.
+    Changed,
+    /// Nothing seen changed within the wait: try again anyway.
+    Retry,
+    /// Ctrl-C or SIGTERM.
+    Stop,
+}
+
+/// After a failed restart: polls `pipeline.toml`, the project files and the roots until they
+/// differ from `before` (taken before the failed attempt read them). With `watching` (the
+/// attempt's watcher is alive) any change it reports under the roots counts too: a skill moved
+/// into a root made again changes neither the root's existence nor a project file. After
+/// `retry` with nothing seen, returns [`Wake::Retry`].
+fn wait_for_config(rx: &mpsc::Receiver<Message>, before: &Baseline, watching: bool, retry: Duration) -> Wake {
+    let until = Instant::now() + retry;
     loop {
         if before.changed() {
-            return true;
+            return Wake::Changed;
+        }
+        if Instant::now() >= until {
+            return Wake::Retry;
         }
         match rx.recv_timeout(Duration::from_millis(200)) {
-            Ok(Message::Stop) | Err(mpsc::RecvTimeoutError::Disconnected) => return false,
+            Ok(Message::Stop) | Err(mpsc::RecvTimeoutError::Disconnected) => return Wake::Stop,
+            Ok(Message::Changed(_)) if watching => return Wake::Changed,
             Ok(_) | Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
     }

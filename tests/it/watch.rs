@@ -434,3 +434,40 @@ fn watch_rebuilds_once_an_invalid_vocabulary_is_fixed() {
             .all(|e| std::fs::read_to_string(e.path()).is_ok_and(|t| !t.to_lowercase().contains("enumerate")))
     });
 }
+
+/// A restart that finds the skills root made again but still empty fails ("no skill found");
+/// a skill then moved into the root is seen and built. Fails before the fix: after the failed
+/// restart watch only polled whether the root existed and the project files, neither of which
+/// a skill moved into the root changes, so it waited forever (CI's flaky step 7 of
+/// `watch_keeps_out_equal_to_a_clean_build_through_edits`, when the restart came between
+/// `mkdir` and the move back).
+#[test]
+fn watch_builds_a_skill_moved_into_a_root_made_again_empty() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p: PathBuf = dir.path().to_path_buf();
+    for s in ["todo", "runbooks"] {
+        copy_dir(&manifest_dir().join("skills").join(s), &p.join("skills").join(s));
+    }
+    write_test_key(&p.join("test.key"));
+    std::fs::write(p.join("vocabulary.toml"), skillc::BUILT_IN_VOCABULARY).expect("write");
+    let w = Watch::start(&p);
+    let root = p.join("skills");
+    let keep = dir.path().join("kept-skill");
+    std::fs::rename(root.join("todo"), &keep).expect("move out");
+    std::fs::remove_dir_all(&root).expect("rm root");
+    std::fs::create_dir(&root).expect("mkdir root");
+    // The restart that finds the root empty (an earlier one may have found it missing).
+    loop {
+        let e = w.next();
+        if e["reason"] == "rebuild-failed"
+            && e["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("no skill found") && m.contains("fix it"))
+        {
+            break;
+        }
+    }
+    std::fs::rename(&keep, root.join("todo")).expect("move back");
+    let e = settle(&w, &p, "a skill moved into the empty root");
+    assert_eq!(e["skills"], 1, "{e}");
+}
