@@ -452,4 +452,38 @@ mod session {
         assert_eq!(o.totals.skills, 3);
         assert!(files(&out).iter().any(|f| f.starts_with("skills/delta/")));
     }
+
+    /// A new process keeps aside (unread) the skills its record has as they are; one edited
+    /// after that and then reported by the watcher is a change. Fails before the fix: the
+    /// report first read every skill kept aside (the edit with it) and then found the edited
+    /// one as it had just read it, so nothing was rebuilt (a `skillc watch` restart followed by
+    /// an edit lost the edit).
+    #[test]
+    fn a_skill_kept_aside_by_a_new_session_and_edited_is_a_change() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        project(dir.path());
+        // Files younger than the racy window (1 s) are never recorded as unchanged: let the
+        // project's age past it, so that the next session keeps its skills aside.
+        std::thread::sleep(std::time::Duration::from_millis(1300));
+        let opts = crate::common::build_options(dir.path());
+        let mut first = Session::open(opts.clone(), BUILT_IN_VOCABULARY.into()).expect("open");
+        first.build(1_900_000_000, &mut |_| {}).expect("build");
+        drop(first);
+        let (db, _log) = Db::with_execution_log();
+        let mut s = Session::open_with(db, opts, BUILT_IN_VOCABULARY.into()).expect("open");
+        let o = s.build(1_900_000_000, &mut |_| {}).expect("build");
+        assert!(
+            o.up_to_date,
+            "the second session should find the first one's build: {o:?}"
+        );
+        let md = dir.path().join("skills/beta/SKILL.md");
+        std::fs::write(&md, super::skill_md("beta", &["events list", "events delete"])).expect("write");
+        let abs = md.canonicalize().expect("canonical");
+        assert_eq!(
+            s.refresh_paths(&[abs]).expect("refresh"),
+            vec!["skills/beta".to_owned()]
+        );
+        let o = s.build(1_900_000_000, &mut |_| {}).expect("build");
+        assert_eq!(o.added.len(), 1, "{o:?}");
+    }
 }

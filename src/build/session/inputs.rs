@@ -247,17 +247,19 @@ impl Session {
     }
 
     /// Reads the skills kept aside by the first load (a build has work to do: every skill's
-    /// contents are inputs of the queries).
-    pub(super) fn read_pending(&mut self) -> bool {
+    /// contents are inputs of the queries). `None` when none was kept aside; else the display
+    /// paths of those whose contents differ from the digest recorded for them: a file edited
+    /// after the first load took its metadata (a watch session's edit right after its start).
+    pub(super) fn read_pending(&mut self) -> Option<Vec<String>> {
         if self.pending.is_empty() {
-            return false;
+            return None;
         }
-        let found: Vec<FoundSkill> = std::mem::take(&mut self.pending)
-            .into_values()
-            .map(|p| p.found)
-            .collect();
-        self.apply(found, &BTreeSet::new());
-        true
+        let pending = std::mem::take(&mut self.pending);
+        let recorded: HashMap<String, [u8; 32]> = pending.iter().map(|(d, p)| (d.clone(), p.fingerprint)).collect();
+        let found: Vec<FoundSkill> = pending.into_values().map(|p| p.found).collect();
+        let mut edited = self.apply(found, &BTreeSet::new());
+        edited.retain(|d| self.skills.get(d).map(|k| k.fingerprint) != recorded.get(d).copied());
+        Some(edited)
     }
 
     /// Writes the metadata record of the inputs as the first load found them (a fresh
@@ -302,7 +304,9 @@ impl Session {
     /// # Errors
     /// [`BuildError::Load`] when a folder cannot be listed.
     pub fn refresh_paths(&mut self, paths: &[PathBuf]) -> Result<Vec<String>, BuildError> {
-        self.read_pending();
+        // A skill kept aside and edited since is read here, before the rescan below reads it
+        // again and finds it as it just was: it is a change all the same.
+        let edited = self.read_pending().unwrap_or_default();
         let root = &self.opts.root;
         let roots: Vec<(PathBuf, PathBuf)> = self
             .opts
@@ -365,8 +369,13 @@ impl Session {
             }
         }
         timer.lap(&format!("rescan of {} folders", dirs.len()));
-        let changed = self.apply(found, &scope);
+        let mut changed = self.apply(found, &scope);
         timer.lap("read and set inputs");
+        for d in edited {
+            if !changed.contains(&d) {
+                changed.push(d);
+            }
+        }
         Ok(changed)
     }
 
@@ -480,7 +489,7 @@ impl Session {
             timer.lap("up to date");
             return Ok(Err(o));
         }
-        if self.read_pending() {
+        if self.read_pending().is_some() {
             // What was read is what the build uses (a file may have changed since its stat).
             timer.lap("read the other skills");
             return Ok(Ok(self.fingerprint()));

@@ -71,7 +71,7 @@ impl Session {
     /// `translations.toml` has errors, or there is no skill.
     pub fn build_shard(&mut self, shard: Shard) -> Result<ShardOutcome, BuildError> {
         let timer = Timer::new();
-        self.read_pending();
+        let _ = self.read_pending();
         // `--force`: no folder listing is taken on trust.
         self.relist_if_forced()?;
         self.check_files()?;
