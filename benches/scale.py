@@ -10,8 +10,11 @@ RUNS rounds, each running, one after another (A B A B: every kind of run sees th
 machine state over the rounds):
 
 - floor: read + SHA-256 of every input file (`find -type f | xargs sha256sum`, 2 workers);
-- cold build: `out/`, its spare generation `.out.skillc-next` and `.skillc/` removed first;
-- floor: create the same files (`cp -r out` into a fresh folder, then removed);
+- cold build: `out/`, its spare generation `.out.skillc-next` and `.skillc/` moved aside
+  first (into `WORK/trash/`, deleted once every size is measured: deleting ~120k files right
+  before a cold build makes ext4 scan its recently deleted inodes for each new one, which
+  measured up to 4x slower writes; BENCHMARKS.md);
+- floor: create the same files (`cp -r out` into a fresh folder, then moved aside too);
 - floor: `lstat` of every entry of `out/` (`find out -printf ''`);
 - fresh-process no-op build;
 - fresh-process build after one SKILL.md edit (a trailing comment line toggled): the first
@@ -99,6 +102,13 @@ def save(work, results):
         json.dump(results, f, indent=1)
 
 
+def aside(path, trash):
+    """Moves `path` (when it exists) into the folder `trash`, under a new name."""
+    if os.path.lexists(path):
+        os.makedirs(trash, exist_ok=True)
+        os.rename(path, os.path.join(trash, f"{len(os.listdir(trash))}-{os.path.basename(path)}"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -116,6 +126,10 @@ def main():
     if not os.path.exists(key):
         subprocess.run([binary, "keygen", "-o", key], check=True, stdout=subprocess.DEVNULL)
     results = {}
+    # What the rounds move aside (same file system as the projects, so a rename), and what an
+    # interrupted earlier run left there.
+    trash = os.path.join(work, "trash")
+    shutil.rmtree(trash, ignore_errors=True)
     for n in [int(s) for s in a.sizes.split(",")]:
         gen = os.path.join(work, f"gen{n}")
         if not os.path.isdir(gen):
@@ -149,14 +163,14 @@ def main():
             # Truly cold: the spare generation goes too (a spare left without its record in
             # .skillc/ is removed by the build, 65k files at 10k: seconds of the cold lap).
             for d in ("out", ".out.skillc-next", ".skillc"):
-                shutil.rmtree(os.path.join(proj, d), ignore_errors=True)
+                aside(os.path.join(proj, d), trash)
             subprocess.run(["sync"])
             record("cold build", *run(build, proj, env, capture=True))
             copy = os.path.join(work, "copy")
-            shutil.rmtree(copy, ignore_errors=True)
+            aside(copy, trash)
             subprocess.run(["sync"])
             record("floor: create the same files", *run(f"cp -r out {copy}", proj))
-            shutil.rmtree(copy, ignore_errors=True)
+            aside(copy, trash)
             record("floor: lstat of out/", *run("find out -printf ''", proj))
             record("no-op", *run(build, proj, env, capture=True))
             toggle_line(one, "<!-- bench edit -->\n")
@@ -181,6 +195,8 @@ def main():
             else:
                 print(f"watch latency not measured: {out.stderr[-500:]}", file=sys.stderr)
         save(work, results)
+
+    shutil.rmtree(trash, ignore_errors=True)
 
     def fmt(s):
         return f"{s * 1000:.0f} ms" if s < 1 else f"{s:.2f} s"
