@@ -23,6 +23,8 @@ const TIMEOUT: Duration = Duration::from_secs(180);
 pub(crate) struct Watch {
     child: Child,
     events: mpsc::Receiver<serde_json::Value>,
+    /// Events taken in ahead and put back, read first.
+    put_back: std::cell::RefCell<std::collections::VecDeque<serde_json::Value>>,
 }
 
 impl Drop for Watch {
@@ -62,15 +64,37 @@ impl Watch {
                 }
             }
         });
-        let w = Watch { child, events: rx };
+        let w = Watch {
+            child,
+            events: rx,
+            put_back: Default::default(),
+        };
         w.wait_for("watching");
         w
     }
 
     pub(crate) fn next(&self) -> serde_json::Value {
+        if let Some(e) = self.put_back.borrow_mut().pop_front() {
+            return e;
+        }
         self.events
             .recv_timeout(TIMEOUT)
             .unwrap_or_else(|_| panic!("no event from skillc watch within {TIMEOUT:?}"))
+    }
+
+    /// The events already sent, without waiting.
+    fn queued(&self) -> Vec<serde_json::Value> {
+        let mut v: Vec<serde_json::Value> = self.put_back.borrow_mut().drain(..).collect();
+        v.extend(self.events.try_iter());
+        v
+    }
+
+    /// Whether an event was sent since the last read (it is kept for the next one).
+    fn more_queued(&self) -> bool {
+        let more = self.queued();
+        let any = !more.is_empty();
+        self.put_back.borrow_mut().extend(more);
+        any
     }
 
     pub(crate) fn wait_for(&self, reason: &str) -> serde_json::Value {
@@ -152,17 +176,33 @@ fn settle_through(w: &Watch, project: &Path, step: &str, transient: bool) -> ser
             "{step}: out/ never matched a clean build:\n{}",
             last_diff.join("\n")
         );
-        let e = w.next();
-        if e["reason"] == "rebuild-failed" && !transient {
-            panic!("{step}: {e}");
+        let mut e = w.next();
+        // `out/` is compared when an event is read, not when it was sent: every event already
+        // sent is taken in first, or this step could end on a stale one and leave the events
+        // of its last rebuilds (a failure on the way, say) to the next step.
+        let mut seen = vec![e.clone()];
+        seen.extend(w.queued());
+        let mut finished = None;
+        for x in seen {
+            if x["reason"] == "rebuild-failed" && !transient {
+                panic!("{step}: {x}");
+            }
+            if x["reason"] == "rebuild-finished" {
+                if let Some(f) = finished.replace(x) {
+                    before.push(f);
+                }
+            } else {
+                before.push(x);
+            }
         }
-        if e["reason"] != "rebuild-finished" {
-            before.push(e);
-            continue;
+        match finished {
+            Some(f) => e = f,
+            None => continue,
         }
         last_diff = diff(&tree(&project.join("out")), &expected);
-        if !last_diff.is_empty() {
-            // A rebuild on the way (the step's changes may arrive over several).
+        if !last_diff.is_empty() || w.more_queued() {
+            // A rebuild on the way (the step's changes may arrive over several), or one that
+            // finished while `out/` was compared.
             before.push(e);
             continue;
         }
