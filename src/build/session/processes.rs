@@ -14,6 +14,9 @@ use crate::db::{BuildInputs, Db, SkillSource};
 use crate::model::{Level, Recorded};
 use crate::util::sha256;
 
+/// A draft wrapper's digest, with its `(file name, text)` when Python has not described it.
+type Draft = (String, Option<(String, String)>);
+
 /// L5's answers kept between processes, in the state folder ([`store::L5Cache`]).
 const L5_CACHE: &str = "l5.json";
 
@@ -62,22 +65,49 @@ impl Session {
         recorded: &mut Recorded,
         only: Option<&HashSet<SkillSource>>,
     ) -> bool {
-        let (db, inputs) = (&self.db, self.inputs);
+        let inputs = self.inputs;
         let mut wrappers: Vec<(String, String)> = Vec::new();
         let mut seen = HashSet::new();
         let mut seen_all = HashSet::new();
-        let skip = inputs.skip(db);
+        let skills: Vec<SkillSource> = inputs
+            .skills(&self.db)
+            .iter()
+            .filter(|s| only.is_none_or(|o| o.contains(*s)))
+            .copied()
+            .collect();
         // The wrappers' texts are in the drafts (admission sees their digests); a draft taken
-        // from the build cache renders its wrapper again, only when Python must see it.
-        for s in inputs.skills(db).iter().filter(|s| only.is_none_or(|o| o.contains(*s))) {
-            for (j, e) in skill_drafts(db, inputs, *s).iter().enumerate() {
-                let Some(e) = e else { continue };
-                let sha = e.digests().wrapper.clone();
-                seen_all.insert(sha.clone());
-                if !recorded.described.contains_key(&sha) && seen.insert(sha) {
-                    let full = full_draft(skill_unit(db, inputs, *s), j, e, skip);
-                    wrappers.push((format!("{}.py", e.name), full.wrapper.clone()));
-                }
+        // from the build cache renders its wrapper again, only when Python must see it. Each
+        // skill's drafts (and the rendering) on the rayon workers, one database handle per
+        // job; collected in the skills' order.
+        let described = &recorded.described;
+        let drafts: Vec<Vec<Draft>> = skills
+            .par_chunks(64)
+            .map_with(self.db.clone(), |db, chunk| {
+                let skip = inputs.skip(db);
+                chunk
+                    .iter()
+                    .flat_map(|s| {
+                        let mut v = Vec::new();
+                        for (j, e) in skill_drafts(db, inputs, *s).iter().enumerate() {
+                            let Some(e) = e else { continue };
+                            let sha = e.digests().wrapper.clone();
+                            let wrapper = (!described.contains_key(&sha)).then(|| {
+                                let full = full_draft(skill_unit(db, inputs, *s), j, e, skip);
+                                (format!("{}.py", e.name), full.wrapper.clone())
+                            });
+                            v.push((sha, wrapper));
+                        }
+                        v
+                    })
+                    .collect()
+            })
+            .collect();
+        for (sha, wrapper) in drafts.into_iter().flatten() {
+            seen_all.insert(sha.clone());
+            if let Some(w) = wrapper
+                && seen.insert(sha)
+            {
+                wrappers.push(w);
             }
         }
         if wrappers.is_empty() {
