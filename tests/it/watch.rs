@@ -363,17 +363,24 @@ fn until(w: &Watch, step: &str, done: impl Fn(&serde_json::Value) -> bool) -> Ve
     }
 }
 
+/// A project of the example skills `names` (under `skills/`) with the test key: its folder and
+/// path.
+fn project_of(names: &[&str]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p: PathBuf = dir.path().to_path_buf();
+    for s in names {
+        copy_dir(&manifest_dir().join("skills").join(s), &p.join("skills").join(s));
+    }
+    write_test_key(&p.join("test.key"));
+    (dir, p)
+}
+
 /// Issue 18, item 12: `pipeline.toml`, `vocabulary.toml` and `skillc.lock` created after
 /// watch started are picked up (each restarts or rebuilds the session), and a skill that
 /// becomes invalid is reported with the file:line:column of what rejects it.
 #[test]
 fn watch_picks_up_project_files_created_after_it_started() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let p: PathBuf = dir.path().to_path_buf();
-    for s in ["todo", "runbooks"] {
-        copy_dir(&manifest_dir().join("skills").join(s), &p.join("skills").join(s));
-    }
-    write_test_key(&p.join("test.key"));
+    let (_dir, p) = project_of(&["todo", "runbooks"]);
     let w = Watch::start_with(&p, &[]);
     let manifest = |out: &str| {
         let dir = p.join(out).join("executors/todo");
@@ -483,12 +490,7 @@ fn watch_rebuilds_once_an_invalid_vocabulary_is_fixed() {
 /// `mkdir` and the move back).
 #[test]
 fn watch_builds_a_skill_moved_into_a_root_made_again_empty() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let p: PathBuf = dir.path().to_path_buf();
-    for s in ["todo", "runbooks"] {
-        copy_dir(&manifest_dir().join("skills").join(s), &p.join("skills").join(s));
-    }
-    write_test_key(&p.join("test.key"));
+    let (dir, p) = project_of(&["todo", "runbooks"]);
     std::fs::write(p.join("vocabulary.toml"), skillc::BUILT_IN_VOCABULARY).expect("write");
     let w = Watch::start(&p);
     let root = p.join("skills");
