@@ -79,21 +79,13 @@ fn start(
     let vocab_text = prepared.vocab_text.clone();
     // From here on the watch runs: a failure (no skill in a root made again, say) keeps it, so
     // the change that fixes it is seen however deep under a root it is.
-    let session = match Session::open(prepared.options.clone(), vocab_text.clone()) {
-        Ok(s) => Ok(s),
-        Err(e) => Err(report_error(e, &vocab_text, out)),
-    };
-    let built = session.and_then(
-        |mut session| match session.build(jiff::Timestamp::now().as_second(), &mut |_| {}) {
-            Ok(o) => Ok((session, o)),
-            Err(e) => Err(report_error(e, &vocab_text, out)),
-        },
-    );
+    let built = Session::open(prepared.options.clone(), vocab_text.clone())
+        .and_then(|mut s| s.build(jiff::Timestamp::now().as_second(), &mut |_| {}).map(|o| (s, o)));
     let (mut session, outcome) = match built {
         Ok(b) => b,
-        Err(error) => {
+        Err(e) => {
             return Err(Failed {
-                error,
+                error: report_error(e, &vocab_text, out),
                 watcher: Some(Box::new(watcher)),
             });
         }
