@@ -37,6 +37,11 @@ struct Running {
     prepared: Prepared,
     session: Session,
     watcher: Watcher,
+    /// The last rebuild failed (a vocabulary or skill that could not be read, a build error):
+    /// the next change rebuilds and reports even when the inputs equal the last build's, since
+    /// the fix (the vocabulary restored, a folder made readable again) changes nothing the
+    /// session kept and would otherwise end the failure in silence.
+    failed: bool,
 }
 
 /// Prepares the project, watches it and builds. `earlier` was taken before `prepare` read the
@@ -96,6 +101,7 @@ fn start(
             prepared,
             session,
             watcher,
+            failed: false,
         },
         outcome,
         started.elapsed(),
@@ -377,6 +383,7 @@ fn rebuild(
             }
             Err(e) => {
                 problem(args, reporter, out, &e);
+                running.failed = true;
                 return Ok(());
             }
         }
@@ -392,18 +399,33 @@ fn rebuild(
         Ok(v) => what.extend(v),
         Err(e) => {
             problem(args, reporter, out, &format!("{e}"));
+            running.failed = true;
             return Ok(());
         }
     }
     if what.is_empty() {
-        return Ok(());
+        if !running.failed {
+            return Ok(());
+        }
+        // After a failure, the change that mends it is reported by what was touched.
+        if c.vocabulary {
+            what.push(session.options().vocab_path.clone());
+        }
+        let root = &session.options().root;
+        what.extend(
+            c.skill_paths
+                .iter()
+                .map(|p| p.strip_prefix(root).unwrap_or(p).display().to_string()),
+        );
     }
     match session.build(jiff::Timestamp::now().as_second(), &mut |_| {}) {
         Ok(o) => {
+            running.failed = false;
             report(args, reporter, out, &o, &what, started.elapsed(), c.since)?;
             after(&o)
         }
         Err(e) => {
+            running.failed = true;
             let vocab_text = running.prepared.vocab_text.clone();
             let err = report_error(e, &vocab_text, out);
             problem(args, reporter, out, &format!("{err:#}; watching goes on"));

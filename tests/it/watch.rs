@@ -513,3 +513,32 @@ fn watch_builds_a_skill_moved_into_a_root_made_again_empty() {
     let e = settle(&w, &p, "a skill moved into the empty root");
     assert_eq!(e["skills"], 1, "{e}");
 }
+
+/// A watched vocabulary made unreadable as text (invalid UTF-8) is reported; restoring the
+/// very text the session last built with ends the failure with a `rebuild-finished`. Fails
+/// before the fix: the restored vocabulary equals the session's, so nothing differed, nothing
+/// was built and the failure was never seen to end.
+#[test]
+fn watch_reports_the_rebuild_that_ends_a_failure_even_when_nothing_differs() {
+    let (_dir, p) = project_of(&["todo"]);
+    std::fs::write(p.join("vocabulary.toml"), skillc::BUILT_IN_VOCABULARY).expect("write");
+    let w = Watch::start(&p);
+    let mut broken = skillc::BUILT_IN_VOCABULARY.as_bytes().to_vec();
+    broken.extend_from_slice(b"# \xff\xfe\n");
+    std::fs::write(p.join("vocabulary.toml"), &broken).expect("write");
+    let failed = w.wait_for("rebuild-failed");
+    assert!(
+        failed["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("vocabulary.toml")),
+        "{failed}"
+    );
+    std::fs::write(p.join("vocabulary.toml"), skillc::BUILT_IN_VOCABULARY).expect("write");
+    let done = w.wait_for("rebuild-finished");
+    assert!(
+        done["changed"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|x| x.as_str().is_some_and(|s| s.contains("vocabulary")))),
+        "{done}"
+    );
+}
