@@ -21,7 +21,7 @@ use crate::admit::Runner;
 use crate::model::DescribeResult;
 
 /// Most wrappers per `python3` process (fewer when that keeps every thread busy).
-pub const BATCH: usize = 1000;
+pub const BATCH: usize = 4000;
 
 /// Seconds one batch of wrappers may take before it is killed (its wrappers fail L5).
 pub const BATCH_TIMEOUT_SECONDS: u64 = 120;
@@ -29,27 +29,23 @@ pub const BATCH_TIMEOUT_SECONDS: u64 = 120;
 /// Seconds the external verifier may take per executor before it is killed (rejected).
 pub const VERIFIER_TIMEOUT_SECONDS: u64 = 30;
 
-/// The Python program that checks a batch: JSON `[{"name", "source"}]` on standard input,
-/// JSON `[{"describe": text} | {"error": text}]` on standard output.
+/// The Python program that checks a batch: on standard input the JSON
+/// `{"shared": [[middle, tail]], "items": [{"name", "source"} | {"name", "head", "contract",
+/// "rest": index into shared}]}` ([`split`] makes it); on standard output the JSON
+/// `[{"describe": text} | {"error": text}]`, one per item.
 ///
 /// A wrapper is the template with holes only in its header (comment and docstring) and in
-/// its `CONTRACT = json.loads(…)` statement. The first wrapper of a batch (and any wrapper
-/// whose other parts differ from it) is compiled whole and its `main([…, "--describe"])` run.
-/// For the others, whose remaining parts are byte-identical to that reference, compiling the
-/// header and the contract statement is the same check (a module is a sequence of complete
-/// statements; the shared parts already compiled), and `--describe` is what the reference's
-/// identical `main` prints for their `CONTRACT` (compact: admission compares the JSON value).
-/// This makes L5 about ten times cheaper.
+/// its `CONTRACT = json.loads(…)` statement; the rest (the middle and the tail) is sent once
+/// per batch. The first wrapper of a run of wrappers with the same rest is compiled whole
+/// (its parts joined) and its `main([…, "--describe"])` run. For the others, whose remaining
+/// parts are byte-identical to that reference, compiling the header and the contract
+/// statement is the same check (a module is a sequence of complete statements; the shared
+/// parts already compiled), and `--describe` is what the reference's identical `main` prints
+/// for their `CONTRACT` (compact: admission compares the JSON value). A wrapper that does not
+/// have the template's shape is sent whole and checked whole. This makes L5 about ten times
+/// cheaper.
 const BATCH_SCRIPT: &str = r#"
 import contextlib, io, json, sys
-
-def split(src):
-    a = src.find("\nimport json\n")
-    b = src.find("CONTRACT = json.loads(\n")
-    c = src.find("\n)\n)\n", b) if b >= 0 else -1
-    if a < 0 or b < a or c < 0:
-        return None
-    return src[:a + 1], src[a + 1:b], src[b:c + 5], src[c + 5:]
 
 def full(item):
     try:
@@ -83,16 +79,22 @@ def quick(item, parts):
     except BaseException as e:
         return {"error": "the wrapper's --describe failed: %s: %s" % (type(e).__name__, e)}
 
+batch = json.load(sys.stdin)
+shared = batch["shared"]
 out = []
 ref = None
-for item in json.load(sys.stdin):
-    parts = split(item["source"])
-    if parts is not None and ref is not None and parts[1] == ref[1] and parts[3] == ref[3]:
+for item in batch["items"]:
+    if "rest" not in item:
+        out.append(full(item))
+        continue
+    mid, tail = shared[item["rest"]]
+    parts = (item["head"], mid, item["contract"], tail)
+    if ref == item["rest"]:
         out.append(quick(item, parts))
         continue
-    answer = full(item)
-    if parts is not None and "describe" in answer:
-        ref = parts
+    answer = full({"name": item["name"], "source": "".join(parts)})
+    if "describe" in answer:
+        ref = item["rest"]
     out.append(answer)
 json.dump(out, sys.stdout)
 "#;
@@ -239,24 +241,50 @@ fn run(mut cmd: Command, input: &str, timeout: Duration) -> Result<String, RunEr
     }
 }
 
+/// A wrapper's four parts as `BATCH_SCRIPT` checks them: header (up to `import json`), the
+/// imports and helpers, the `CONTRACT = json.loads(…)` statement, the rest; `None` when the
+/// source does not have the template's shape.
+fn split(src: &str) -> Option<(&str, &str, &str, &str)> {
+    let a = src.find("\nimport json\n")?;
+    let b = src.find("CONTRACT = json.loads(\n").filter(|b| *b >= a)?;
+    let c = b + src[b..].find("\n)\n)\n")?;
+    Some((&src[..=a], &src[a + 1..b], &src[b..c + 5], &src[c + 5..]))
+}
+
+/// The JSON `BATCH_SCRIPT` reads for `items` (`(file name, source)`): each distinct middle
+/// and tail once, each wrapper by its header and contract.
+fn batch_input(items: &[(&String, &String)]) -> String {
+    let mut shared: Vec<(&str, &str)> = Vec::new();
+    let mut index: HashMap<(&str, &str), usize> = HashMap::new();
+    let items: Vec<serde_json::Value> = items
+        .iter()
+        .map(|(name, source)| match split(source) {
+            Some((head, mid, contract, tail)) => {
+                let rest = *index.entry((mid, tail)).or_insert_with(|| {
+                    shared.push((mid, tail));
+                    shared.len() - 1
+                });
+                serde_json::json!({"name": name, "head": head, "contract": contract, "rest": rest})
+            }
+            None => serde_json::json!({"name": name, "source": source}),
+        })
+        .collect();
+    serde_json::json!({"shared": shared, "items": items}).to_string()
+}
+
 impl System {
     fn batch(&self, items: &[(&String, &String)]) -> Result<Vec<DescribeResult>, RunError> {
-        let input: Vec<serde_json::Value> = items
-            .iter()
-            .map(|(n, s)| serde_json::json!({"name": n, "source": s}))
-            .collect();
+        let input = batch_input(items);
         let mut cmd = Command::new(&self.python);
-        // `-B`: checking wrappers writes no bytecode anywhere.
+        // `-B`: checking wrappers writes no bytecode anywhere. `-S`: no `site` (a wrapper uses
+        // the standard library only), a fifth of the interpreter's start-up.
         cmd.arg("-I")
             .arg("-B")
+            .arg("-S")
             .arg("-c")
             .arg(BATCH_SCRIPT)
             .current_dir(&self.cwd);
-        let out = run(
-            cmd,
-            &serde_json::Value::Array(input).to_string(),
-            Duration::from_secs(BATCH_TIMEOUT_SECONDS),
-        )?;
+        let out = run(cmd, &input, Duration::from_secs(BATCH_TIMEOUT_SECONDS))?;
         let answers: Vec<serde_json::Value> = serde_json::from_str(&out)
             .map_err(|e| RunError::Failed(format!("the wrapper check printed no JSON ({e})")))?;
         if answers.len() != items.len() {
@@ -294,10 +322,11 @@ impl Runner for System {
                 })
             })
             .collect();
-        let size = unique
-            .len()
-            .div_ceil(rayon::current_num_threads().max(1))
-            .clamp(1, BATCH);
+        // Equal batches, as few as keep every thread busy (each `python3` costs its start-up),
+        // none above BATCH.
+        let threads = rayon::current_num_threads().max(1);
+        let rounds = unique.len().div_ceil(threads * BATCH).max(1);
+        let size = unique.len().div_ceil(threads * rounds).max(1);
         let chunks: Vec<Result<Vec<DescribeResult>, RunError>> =
             unique.par_chunks(size).map(|c| self.batch(c)).collect();
         if chunks.iter().any(|c| matches!(c, Err(RunError::Missing))) {
@@ -371,6 +400,48 @@ mod tests {
             cwd: std::env::temp_dir(),
         };
         assert!(s.describe(&[("x.py".into(), "print(1)".into())]).is_none());
+    }
+
+    /// Wrappers of the template's shape are sent by header and contract, with each distinct
+    /// rest once; any other source is sent whole. Joining the parts gives the source back.
+    #[test]
+    fn a_batch_sends_each_shared_rest_once() {
+        let wrapper = |doc: &str, arg: &str, tail: &str| {
+            format!(
+                "#!/usr/bin/env python3\n\"\"\"{doc}\"\"\"\nimport json\nimport sys\n\nCONTRACT = json.loads(\n(\n    \"{{\\\"a\\\": \\\"{arg}\\\"}}\"\n)\n)\n{tail}"
+            )
+        };
+        let (a, b, c) = (
+            wrapper("one", "x", "def main(argv):\n    return 0\n"),
+            wrapper("two", "y", "def main(argv):\n    return 0\n"),
+            wrapper("three", "z", "def main(argv):\n    return 1\n"),
+        );
+        let (n, other) = ("w.py".to_owned(), "print(1)\n".to_owned());
+        let (head, mid, contract, tail) = split(&a).expect("the template's shape");
+        assert_eq!(format!("{head}{mid}{contract}{tail}"), a);
+        assert!(
+            contract.starts_with("CONTRACT = json.loads(") && contract.ends_with("\n)\n)\n"),
+            "{contract:?}"
+        );
+        let sent: serde_json::Value =
+            serde_json::from_str(&batch_input(&[(&n, &a), (&n, &b), (&n, &c), (&n, &other)])).expect("JSON");
+        assert_eq!(sent["shared"].as_array().map(Vec::len), Some(2), "{sent}");
+        let rests: Vec<&serde_json::Value> = sent["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|i| &i["rest"])
+            .collect();
+        assert_eq!(
+            rests,
+            [
+                &serde_json::json!(0),
+                &serde_json::json!(0),
+                &serde_json::json!(1),
+                &serde_json::Value::Null
+            ]
+        );
+        assert_eq!(sent["items"][3]["source"], "print(1)\n");
     }
 
     #[test]

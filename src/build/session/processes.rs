@@ -67,6 +67,8 @@ impl Session {
     ) -> bool {
         let inputs = self.inputs;
         let mut wrappers: Vec<(String, String)> = Vec::new();
+        // Each wrapper's digest (the draft's, `sha256` of its text), beside it.
+        let mut digests: Vec<String> = Vec::new();
         let mut seen = HashSet::new();
         let mut seen_all = HashSet::new();
         let skills: Vec<SkillSource> = inputs
@@ -105,9 +107,10 @@ impl Session {
         for (sha, wrapper) in drafts.into_iter().flatten() {
             seen_all.insert(sha.clone());
             if let Some(w) = wrapper
-                && seen.insert(sha)
+                && seen.insert(sha.clone())
             {
                 wrappers.push(w);
+                digests.push(sha);
             }
         }
         if wrappers.is_empty() {
@@ -121,8 +124,9 @@ impl Session {
         };
         let changed = !recorded.python || !results.is_empty();
         recorded.python = true;
-        for ((_, source), r) in wrappers.iter().zip(results) {
-            recorded.described.insert(sha256(source.as_bytes()), r);
+        drop(wrappers);
+        for (sha, r) in digests.into_iter().zip(results) {
+            recorded.described.insert(sha, r);
         }
         // For the next process: the answers about the current wrappers.
         let cache = store::L5Cache {
