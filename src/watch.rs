@@ -96,6 +96,37 @@ fn canonical_file(p: &Path) -> PathBuf {
     }
 }
 
+/// A watch error in words, `path: what` (notify's own `Display` ends with the paths' `Debug`
+/// list), the inotify limit with what raises it.
+fn error_text(e: &notify::Error) -> String {
+    let what = error_what(e);
+    if e.paths.is_empty() {
+        return what;
+    }
+    let paths: Vec<String> = e
+        .paths
+        .iter()
+        .map(|p| crate::diag::printable(&p.display().to_string()).into_owned())
+        .collect();
+    format!("{}: {what}", paths.join(", "))
+}
+
+/// [`error_text`] without the paths (for a [`WatchError`], which names its path).
+fn error_what(e: &notify::Error) -> String {
+    use notify::ErrorKind;
+    match &e.kind {
+        ErrorKind::MaxFilesWatch => {
+            "the system's limit of watched folders is reached (raise `fs.inotify.max_user_watches` with sysctl)"
+                .to_owned()
+        }
+        ErrorKind::PathNotFound => "no such file or folder".to_owned(),
+        ErrorKind::Io(io) => io.to_string(),
+        ErrorKind::Generic(g) => g.clone(),
+        ErrorKind::WatchNotFound => "no watch was found".to_owned(),
+        ErrorKind::InvalidConfig(c) => format!("invalid watch configuration: {c:?}"),
+    }
+}
+
 impl Watcher {
     /// Starts watching `targets`, merging events that come within `debounce` of each other,
     /// and sending what changed to `tx` (read it with [`next`]).
@@ -136,18 +167,18 @@ impl Watcher {
                     }
                     Message::Changed(c)
                 }
-                Err(errors) => Message::Errors(errors.iter().map(ToString::to_string).collect()),
+                Err(errors) => Message::Errors(errors.iter().map(error_text).collect()),
             };
             let _ = sender.send(message);
         })
         .map_err(|e| WatchError::Watch {
             path: String::new(),
-            message: e.to_string(),
+            message: error_text(&e),
         })?;
         let watch = |d: &mut Debouncer<_, _>, p: &Path, mode| {
             d.watch(p, mode).map_err(|e| WatchError::Watch {
                 path: p.display().to_string(),
-                message: e.to_string(),
+                message: error_what(&e),
             })
         };
         for r in &targets.roots {
@@ -236,6 +267,20 @@ impl Targets {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A watch error names its paths as paths, not as notify's `Debug` list (`about ["…"]`),
+    /// and the inotify limit says what raises it.
+    #[test]
+    fn watch_errors_name_their_paths_plainly() {
+        let denied = notify::Error::io(std::io::Error::from(std::io::ErrorKind::PermissionDenied))
+            .add_path(PathBuf::from("/p/skills"));
+        let text = error_text(&denied);
+        assert!(text.starts_with("/p/skills: "), "{text}");
+        assert!(!text.contains("about") && !text.contains('"'), "{text}");
+        assert_eq!(error_what(&denied), text["/p/skills: ".len()..]);
+        let limit = error_text(&notify::Error::new(notify::ErrorKind::MaxFilesWatch));
+        assert!(limit.contains("fs.inotify.max_user_watches"), "{limit}");
+    }
 
     #[test]
     fn events_are_sorted_into_skills_vocabulary_and_configuration() {
