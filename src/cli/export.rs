@@ -119,7 +119,8 @@ pub(crate) fn run(args: &ExportArgs, out: &mut Printer) -> anyhow::Result<Status
     for n in &notes {
         out.note(&diag::render_short(n));
     }
-    write_target(args, &name, &display, &bytes, out)?;
+    let dir = find_dir(skill, db, &cwd, &args.skill);
+    write_target(args, &name, &display, &bytes, dir.as_deref(), out)?;
     out.flush()?;
     Ok(Status::Success)
 }
@@ -220,8 +221,16 @@ fn zip_entries(
 }
 
 /// Writes the export to `-o` (default `<name>.zip` or `<name>.md`; `-` is standard output),
-/// atomically; never over anything but a regular file.
-fn write_target(args: &ExportArgs, name: &str, display: &str, bytes: &[u8], out: &mut Printer) -> anyhow::Result<()> {
+/// atomically; never over anything but a regular file, and never over a file of the skill's
+/// own folder `dir` (`-o SKILL.md --format md` there would replace the source being exported).
+fn write_target(
+    args: &ExportArgs,
+    name: &str,
+    display: &str,
+    bytes: &[u8],
+    dir: Option<&Path>,
+    out: &mut Printer,
+) -> anyhow::Result<()> {
     let target = args.output.clone().unwrap_or_else(|| {
         PathBuf::from(match args.format {
             ExportFormat::Zip => format!("{name}.zip"),
@@ -243,10 +252,29 @@ fn write_target(args: &ExportArgs, name: &str, display: &str, bytes: &[u8], out:
                 target.display()
             );
         }
+        if target.exists()
+            && let Some(dir) = dir.and_then(|d| d.canonicalize().ok())
+            && let Some(parent) = absolute_parent(&target)
+            && parent.starts_with(&dir)
+        {
+            anyhow::bail!(
+                "{} is a file of the skill being exported, and would be replaced; choose another -o (or `-o -` for standard output)",
+                target.display()
+            );
+        }
         write_atomic(&target, bytes, Some(0o644)).with_context(|| format!("writing {}", target.display()))?;
         out.note(&format!("exported {display} as {}", target.display()));
     }
     Ok(())
+}
+
+/// The canonical folder `target` would be written into, when it exists.
+fn absolute_parent(target: &Path) -> Option<PathBuf> {
+    let parent = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    parent.canonicalize().ok()
 }
 
 fn print_diags<'a>(out: &mut Printer, db: &Db, skill: SkillSource, diags: impl Iterator<Item = &'a Diagnostic>) {

@@ -295,6 +295,19 @@ fn cli_finds_skills_by_name_and_refuses_invalid_ones() {
         )
     );
 
+    // Never over a file of the skill itself: its SKILL.md (or a script) is left as it was.
+    let before = std::fs::read(p.join("skills/demo/SKILL.md")).expect("read");
+    for target in ["skills/demo/SKILL.md", "skills/demo/scripts/run.sh"] {
+        let over = skillc(p, ["export", "demo", "--format", "md", "-o", target]);
+        assert_eq!(over.code, Some(2), "{target}: {}", over.stderr);
+        assert!(
+            over.stderr.contains("a file of the skill being exported"),
+            "{}",
+            over.stderr
+        );
+    }
+    assert_eq!(std::fs::read(p.join("skills/demo/SKILL.md")).expect("read"), before);
+
     // A skill that fails check is refused, unless --force.
     let refused = skillc(p, ["export", "skills/broken", "-o", "broken.zip"]);
     assert_eq!(refused.code, Some(1));
