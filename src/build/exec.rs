@@ -251,30 +251,128 @@ fn split(src: &str) -> Option<(&str, &str, &str, &str)> {
     Some((&src[..=a], &src[a + 1..b], &src[b..c + 5], &src[c + 5..]))
 }
 
-/// The JSON `BATCH_SCRIPT` reads for `items` (`(file name, source)`): each distinct middle
-/// and tail once, each wrapper by its header and contract.
-fn batch_input(items: &[(&String, &String)]) -> String {
-    let mut shared: Vec<(&str, &str)> = Vec::new();
-    let mut index: HashMap<(&str, &str), usize> = HashMap::new();
-    let items: Vec<serde_json::Value> = items
-        .iter()
-        .map(|(name, source)| match split(source) {
+/// A wrapper as `BATCH_SCRIPT` takes it: whole, or by the parts that differ from its
+/// template's shared rest ([`split`]), which [`Wrappers`] keeps once.
+#[derive(Clone, Debug)]
+enum Sent {
+    Whole {
+        name: String,
+        source: String,
+    },
+    Split {
+        name: String,
+        head: String,
+        contract: String,
+        rest: usize,
+    },
+}
+
+/// Wrappers to check, each distinct rest (middle and tail, ~9 KB) kept once: what the build
+/// holds of ~12 KB wrappers while Python checks them is their ~2 KB header and contract.
+#[derive(Debug, Default)]
+pub struct Wrappers {
+    shared: Vec<(String, String)>,
+    index: HashMap<(String, String), usize>,
+    items: Vec<Sent>,
+}
+
+impl Wrappers {
+    /// Adds the wrapper `source`, shown as `name`.
+    pub fn push(&mut self, name: String, source: &str) {
+        let sent = match split(source) {
             Some((head, mid, contract, tail)) => {
-                let rest = *index.entry((mid, tail)).or_insert_with(|| {
-                    shared.push((mid, tail));
-                    shared.len() - 1
-                });
-                serde_json::json!({"name": name, "head": head, "contract": contract, "rest": rest})
+                let rest = self.rest(mid, tail);
+                Sent::Split {
+                    name,
+                    head: head.to_owned(),
+                    contract: contract.to_owned(),
+                    rest,
+                }
             }
-            None => serde_json::json!({"name": name, "source": source}),
-        })
-        .collect();
-    serde_json::json!({"shared": shared, "items": items}).to_string()
+            None => Sent::Whole {
+                name,
+                source: source.to_owned(),
+            },
+        };
+        self.items.push(sent);
+    }
+
+    /// The index of the rest `(mid, tail)`, added when new.
+    fn rest(&mut self, mid: &str, tail: &str) -> usize {
+        if let Some(i) = self.index.get(&(mid.to_owned(), tail.to_owned())) {
+            return *i;
+        }
+        self.shared.push((mid.to_owned(), tail.to_owned()));
+        self.index
+            .insert((mid.to_owned(), tail.to_owned()), self.shared.len() - 1);
+        self.shared.len() - 1
+    }
+
+    /// Moves the wrappers of `other` (made on another thread) after these; `keep` says which.
+    pub fn append(&mut self, other: Wrappers, mut keep: impl FnMut(usize) -> bool) {
+        let Wrappers { shared, items, .. } = other;
+        let map: Vec<usize> = shared.iter().map(|(m, t)| self.rest(m, t)).collect();
+        for (i, sent) in items.into_iter().enumerate() {
+            if !keep(i) {
+                continue;
+            }
+            self.items.push(match sent {
+                Sent::Split {
+                    name,
+                    head,
+                    contract,
+                    rest,
+                } => Sent::Split {
+                    name,
+                    head,
+                    contract,
+                    rest: map[rest],
+                },
+                whole => whole,
+            });
+        }
+    }
+
+    /// How many wrappers.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// No wrapper.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The JSON `BATCH_SCRIPT` reads for `items`, a run of these wrappers: the rests they use,
+    /// once each, and each wrapper by its header and contract.
+    fn batch_input(&self, items: &[Sent]) -> String {
+        let mut shared: Vec<&(String, String)> = Vec::new();
+        let mut local: HashMap<usize, usize> = HashMap::new();
+        let items: Vec<serde_json::Value> = items
+            .iter()
+            .map(|sent| match sent {
+                Sent::Split {
+                    name,
+                    head,
+                    contract,
+                    rest,
+                } => {
+                    let rest = *local.entry(*rest).or_insert_with(|| {
+                        shared.push(&self.shared[*rest]);
+                        shared.len() - 1
+                    });
+                    serde_json::json!({"name": name, "head": head, "contract": contract, "rest": rest})
+                }
+                Sent::Whole { name, source } => serde_json::json!({"name": name, "source": source}),
+            })
+            .collect();
+        serde_json::json!({"shared": shared, "items": items}).to_string()
+    }
 }
 
 impl System {
-    fn batch(&self, items: &[(&String, &String)]) -> Result<Vec<DescribeResult>, RunError> {
-        let input = batch_input(items);
+    fn batch(&self, wrappers: &Wrappers, items: &[Sent]) -> Result<Vec<DescribeResult>, RunError> {
+        let input = wrappers.batch_input(items);
         let mut cmd = Command::new(&self.python);
         // `-B`: checking wrappers writes no bytecode anywhere. `-S`: no `site` (a wrapper uses
         // the standard library only), a fifth of the interpreter's start-up.
@@ -308,32 +406,20 @@ impl System {
     }
 }
 
-impl Runner for System {
-    fn describe(&self, wrappers: &[(String, String)]) -> Option<Vec<DescribeResult>> {
-        // Identical wrappers are checked once.
-        let mut unique: Vec<(&String, &String)> = Vec::new();
-        let mut slot: HashMap<&String, usize> = HashMap::new();
-        let index: Vec<usize> = wrappers
-            .iter()
-            .map(|(n, s)| {
-                *slot.entry(s).or_insert_with(|| {
-                    unique.push((n, s));
-                    unique.len() - 1
-                })
-            })
-            .collect();
+impl System {
+    /// Compiles each wrapper and runs its `--describe` ([`Runner::describe`]), in batches of
+    /// one `python3` each, in parallel; `None` when Python is not available.
+    pub fn describe_wrappers(&self, wrappers: &Wrappers) -> Option<Vec<DescribeResult>> {
+        let items = &wrappers.items;
         // Equal batches, as few as keep every thread busy (each `python3` costs its start-up),
         // none above BATCH.
         let threads = rayon::current_num_threads().max(1);
-        let rounds = unique.len().div_ceil(threads * BATCH).max(1);
-        let size = unique.len().div_ceil(threads * rounds).max(1);
+        let rounds = items.len().div_ceil(threads * BATCH).max(1);
+        let size = items.len().div_ceil(threads * rounds).max(1);
         let chunks: Vec<Result<Vec<DescribeResult>, RunError>> =
-            unique.par_chunks(size).map(|c| self.batch(c)).collect();
-        if chunks.iter().any(|c| matches!(c, Err(RunError::Missing))) {
-            return None;
-        }
-        let mut results: Vec<DescribeResult> = Vec::with_capacity(unique.len());
-        for (chunk, c) in chunks.into_iter().zip(unique.chunks(size)) {
+            items.par_chunks(size).map(|c| self.batch(wrappers, c)).collect();
+        let mut results: Vec<DescribeResult> = Vec::with_capacity(items.len());
+        for (chunk, c) in chunks.into_iter().zip(items.chunks(size)) {
             match chunk {
                 Ok(v) => results.extend(v),
                 Err(RunError::Failed(why)) => {
@@ -342,6 +428,25 @@ impl Runner for System {
                 Err(RunError::Missing) => return None,
             }
         }
+        Some(results)
+    }
+}
+
+impl Runner for System {
+    fn describe(&self, wrappers: &[(String, String)]) -> Option<Vec<DescribeResult>> {
+        // Identical wrappers are checked once.
+        let mut unique = Wrappers::default();
+        let mut slot: HashMap<&String, usize> = HashMap::new();
+        let index: Vec<usize> = wrappers
+            .iter()
+            .map(|(n, s)| {
+                *slot.entry(s).or_insert_with(|| {
+                    unique.push(n.clone(), s);
+                    unique.len() - 1
+                })
+            })
+            .collect();
+        let results = self.describe_wrappers(&unique)?;
         Some(index.into_iter().map(|i| results[i].clone()).collect())
     }
 
@@ -423,8 +528,16 @@ mod tests {
             contract.starts_with("CONTRACT = json.loads(") && contract.ends_with("\n)\n)\n"),
             "{contract:?}"
         );
-        let sent: serde_json::Value =
-            serde_json::from_str(&batch_input(&[(&n, &a), (&n, &b), (&n, &c), (&n, &other)])).expect("JSON");
+        let mut w = Wrappers::default();
+        w.push(n.clone(), &a);
+        let mut other_thread = Wrappers::default();
+        for src in [&b, &a, &c, &other] {
+            other_thread.push(n.clone(), src);
+        }
+        // From another thread: its rests are merged with these, the skipped one is left out.
+        w.append(other_thread, |i| i != 1);
+        assert_eq!((w.len(), w.shared.len()), (4, 2));
+        let sent: serde_json::Value = serde_json::from_str(&w.batch_input(&w.items)).expect("JSON");
         assert_eq!(sent["shared"].as_array().map(Vec::len), Some(2), "{sent}");
         let rests: Vec<&serde_json::Value> = sent["items"]
             .as_array()

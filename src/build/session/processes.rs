@@ -8,14 +8,14 @@ use rayon::prelude::*;
 
 use super::{Options, Session};
 use crate::admit::Runner as _;
-use crate::build::exec::System;
+use crate::build::exec::{System, Wrappers};
 use crate::build::{AdmissionInput, admission_input, full_draft, skill_drafts, skill_plans, skill_unit, store};
 use crate::db::{BuildInputs, Db, SkillSource};
 use crate::model::{Level, Recorded};
 use crate::util::sha256;
 
-/// A draft wrapper's digest, with its `(file name, text)` when Python has not described it.
-type Draft = (String, Option<(String, String)>);
+/// A draft wrapper's digest, and whether Python has yet to describe it.
+type Draft = (String, bool);
 
 /// L5's answers kept between processes, in the state folder ([`store::L5Cache`]).
 const L5_CACHE: &str = "l5.json";
@@ -66,7 +66,7 @@ impl Session {
         only: Option<&HashSet<SkillSource>>,
     ) -> bool {
         let inputs = self.inputs;
-        let mut wrappers: Vec<(String, String)> = Vec::new();
+        let mut wrappers = Wrappers::default();
         // Each wrapper's digest (the draft's, `sha256` of its text), beside it.
         let mut digests: Vec<String> = Vec::new();
         let mut seen = HashSet::new();
@@ -80,51 +80,56 @@ impl Session {
         // The wrappers' texts are in the drafts (admission sees their digests); a draft taken
         // from the build cache renders its wrapper again, only when Python must see it. Each
         // skill's drafts (and the rendering) on the rayon workers, one database handle per
-        // job; collected in the skills' order.
+        // job, each job keeping only what Python is sent ([`Wrappers`]); collected in the
+        // skills' order.
         let described = &recorded.described;
-        let drafts: Vec<Vec<Draft>> = skills
+        let drafts: Vec<(Vec<Draft>, Wrappers)> = skills
             .par_chunks(64)
             .map_with(self.db.clone(), |db, chunk| {
                 let skip = inputs.skip(db);
-                chunk
-                    .iter()
-                    .flat_map(|s| {
-                        let mut v = Vec::new();
-                        for (j, e) in skill_drafts(db, inputs, *s).iter().enumerate() {
-                            let Some(e) = e else { continue };
-                            let sha = e.digests().wrapper.clone();
-                            let wrapper = (!described.contains_key(&sha)).then(|| {
-                                let full = full_draft(skill_unit(db, inputs, *s), j, e, skip);
-                                (format!("{}.py", e.name), full.wrapper.clone())
-                            });
-                            v.push((sha, wrapper));
+                let mut sent = Wrappers::default();
+                let mut v = Vec::new();
+                for s in chunk {
+                    for (j, e) in skill_drafts(db, inputs, *s).iter().enumerate() {
+                        let Some(e) = e else { continue };
+                        let sha = e.digests().wrapper.clone();
+                        let new = !described.contains_key(&sha);
+                        if new {
+                            let full = full_draft(skill_unit(db, inputs, *s), j, e, skip);
+                            sent.push(format!("{}.py", e.name), &full.wrapper);
                         }
-                        v
-                    })
-                    .collect()
+                        v.push((sha, new));
+                    }
+                }
+                (v, sent)
             })
             .collect();
-        for (sha, wrapper) in drafts.into_iter().flatten() {
-            seen_all.insert(sha.clone());
-            if let Some(w) = wrapper
-                && seen.insert(sha.clone())
-            {
-                wrappers.push(w);
-                digests.push(sha);
+        for (chunk, sent) in drafts {
+            let mut keep = Vec::new();
+            for (sha, new) in chunk {
+                seen_all.insert(sha.clone());
+                if new {
+                    let first = seen.insert(sha.clone());
+                    if first {
+                        digests.push(sha);
+                    }
+                    keep.push(first);
+                }
             }
+            wrappers.append(sent, |i| keep[i]);
         }
         if wrappers.is_empty() {
             return false;
         }
         self.checked.l5_described += wrappers.len();
-        let Some(results) = runner.describe(&wrappers) else {
+        let Some(results) = runner.describe_wrappers(&wrappers) else {
             let changed = recorded.python;
             recorded.python = false;
             return changed;
         };
+        drop(wrappers);
         let changed = !recorded.python || !results.is_empty();
         recorded.python = true;
-        drop(wrappers);
         for (sha, r) in digests.into_iter().zip(results) {
             recorded.described.insert(sha, r);
         }
