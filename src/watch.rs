@@ -103,11 +103,7 @@ fn error_text(e: &notify::Error) -> String {
     if e.paths.is_empty() {
         return what;
     }
-    let paths: Vec<String> = e
-        .paths
-        .iter()
-        .map(|p| crate::diag::printable(&p.display().to_string()).into_owned())
-        .collect();
+    let paths: Vec<String> = e.paths.iter().map(|p| p.display().to_string()).collect();
     format!("{}: {what}", paths.join(", "))
 }
 
