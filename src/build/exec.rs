@@ -31,7 +31,7 @@ pub const VERIFIER_TIMEOUT_SECONDS: u64 = 30;
 
 /// The Python program that checks a batch: on standard input the JSON
 /// `{"shared": [[middle, tail]], "items": [{"name", "source"} | {"name", "head", "contract",
-/// "rest": index into shared}]}` ([`split`] makes it); on standard output the JSON
+/// "rest": index into shared}]}` ([`Wrappers`] writes it); on standard output the JSON
 /// `[{"describe": text} | {"error": text}]`, one per item.
 ///
 /// A wrapper is the template with holes only in its header (comment and docstring) and in
@@ -404,9 +404,7 @@ impl System {
             })
             .collect())
     }
-}
 
-impl System {
     /// Compiles each wrapper and runs its `--describe` ([`Runner::describe`]), in batches of
     /// one `python3` each, in parallel; `None` when Python is not available.
     pub fn describe_wrappers(&self, wrappers: &Wrappers) -> Option<Vec<DescribeResult>> {
