@@ -109,17 +109,18 @@ pub(crate) fn run(args: &ExportArgs, out: &mut Printer) -> anyhow::Result<Status
     }
     let mut notes: Vec<Diagnostic> = exported.diagnostics;
 
+    // The skill's folder: the zip's files, and what `-o` must never overwrite.
+    let dir = find_dir(skill, db, &cwd, &args.skill);
     let bytes = match args.format {
         ExportFormat::Md => new_md.into_bytes(),
         ExportFormat::Zip => {
-            let files = zip_entries(skill, db, new_md, &find_dir(skill, db, &cwd, &args.skill), &mut notes);
+            let files = zip_entries(skill, db, new_md, &dir, &mut notes);
             export::zip(&name, &files).context("building the zip")?
         }
     };
     for n in &notes {
         out.note(&diag::render_short(n));
     }
-    let dir = find_dir(skill, db, &cwd, &args.skill);
     write_target(args, &name, &display, &bytes, dir.as_deref(), out)?;
     out.flush()?;
     Ok(Status::Success)
