@@ -281,6 +281,27 @@ pub struct Recorded {
     pub verified: HashMap<String, Result<String, String>>,
 }
 
+/// The verdicts of admission's catalog-wide levels (L3 affinity, L4 routing) for one exact
+/// set of candidates, as a build computed them: what a later build may reuse instead of
+/// judging the whole catalog again (issue 16; ARCHITECTURE.md, "The persistent per-skill
+/// cache").
+///
+/// Both levels are a pure function of the plans still in when they start (in order), the
+/// `[admission]` thresholds, the skipped levels, the vocabulary and the tool; `key` is the
+/// SHA-256 of all of that (`admit::catalog_key`), so an answer is taken only for exactly the
+/// question it answers, and a build whose candidates differ in anything those levels read
+/// judges them again.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CatalogVerdicts {
+    /// The digest of the question (`admit::catalog_key`).
+    pub key: [u8; 32],
+    /// The plans these levels rejected: position among the plans they judged (in order), the
+    /// level that rejected it (L3 or L4) and why.
+    pub rejected: Vec<(u32, Level, String)>,
+    /// The routing battery of the survivors, sorted (empty when L4 is skipped).
+    pub battery: Vec<Prototype>,
+}
+
 /// The language of a prototype request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Lang {

@@ -44,8 +44,10 @@ use std::collections::BTreeMap;
 use crate::diag::Rule;
 use crate::generate::{Executor, SkillInfo};
 use crate::model::{
-    AdmissionSettings, DescribeResult, Level, LevelStatus, Prototype, Recorded, SkillFile, WRAPPER_DIGEST,
+    AdmissionSettings, CatalogVerdicts, DescribeResult, Level, LevelStatus, Prototype, Recorded, SkillFile,
+    WRAPPER_DIGEST,
 };
+use crate::rules;
 use crate::translate::{ExecutorName, Plan};
 use crate::vocab::Vocabulary;
 
@@ -85,6 +87,13 @@ pub struct Options<'a> {
     pub settings: &'a AdmissionSettings,
     /// Answers L5's and the external verifier's questions.
     pub runner: &'a dyn Runner,
+    /// The SHA-256 of what the catalog-wide levels read besides the candidates and the
+    /// settings: the vocabulary's text and the tool version (the caller's; part of
+    /// [`catalog_key`]).
+    pub context: [u8; 32],
+    /// The catalog-wide verdicts an earlier build recorded ([`CatalogVerdicts`]): taken
+    /// instead of running L3 and L4 when their key is this catalog's, ignored otherwise.
+    pub earlier: Option<&'a CatalogVerdicts>,
 }
 
 /// The processes admission asks about, as questions and answers: the build gives it
@@ -170,6 +179,10 @@ pub struct Admission {
     pub levels: BTreeMap<Level, LevelStatus>,
     /// The routing battery of the admitted executors, sorted (empty when L4 is skipped).
     pub battery: Vec<Prototype>,
+    /// The verdicts of L3 and L4, to record for a later build ([`Options::earlier`]).
+    pub catalog: CatalogVerdicts,
+    /// Whether those were taken from [`Options::earlier`] rather than computed.
+    pub catalog_reused: bool,
 }
 
 /// One plan still in the running, by (skill index, plan index).
@@ -243,13 +256,49 @@ pub fn admit(skills: &[SkillPlans<'_>], vocab: &Vocabulary, opts: &Options<'_>) 
     if !skip.contains(&Level::L6) {
         l6::judge(&mut run, vocab, opts);
     }
-    if !skip.contains(&Level::L3) {
-        l3::judge(&mut run, opts.settings);
-    }
-    let mut battery = if skip.contains(&Level::L4) {
-        Vec::new()
-    } else {
-        l4::judge(&mut run, vocab)
+    // The catalog-wide levels, over the plans still in: the costly part of admission, and
+    // a pure function of what `catalog_key` hashes, so an earlier build's answer to the same
+    // question is taken as it is.
+    let judged = run.alive();
+    let key = catalog_key(&run, &judged, opts);
+    let earlier = opts.earlier.filter(|e| e.key == key && applies(e, judged.len()));
+    let catalog_reused = earlier.is_some();
+    let catalog = match earlier {
+        Some(e) => {
+            for (pos, level, reason) in &e.rejected {
+                if let Some(&k) = usize::try_from(*pos).ok().and_then(|p| judged.get(p)) {
+                    let rule = if *level == Level::L3 {
+                        &rules::AD004
+                    } else {
+                        &rules::AD005
+                    };
+                    run.reject(k, *level, rule, reason.clone());
+                }
+            }
+            e.clone()
+        }
+        None => {
+            if !skip.contains(&Level::L3) {
+                l3::judge(&mut run, opts.settings);
+            }
+            let mut battery = if skip.contains(&Level::L4) {
+                Vec::new()
+            } else {
+                l4::judge(&mut run, vocab)
+            };
+            battery.sort();
+            let rejected = judged
+                .iter()
+                .enumerate()
+                .filter_map(|(pos, k)| match &run.verdicts[k.0].plans[k.1] {
+                    Verdict::Rejected { level, reason, .. } if matches!(level, Level::L3 | Level::L4) => {
+                        Some((u32::try_from(pos).ok()?, *level, reason.clone()))
+                    }
+                    _ => None,
+                })
+                .collect();
+            CatalogVerdicts { key, rejected, battery }
+        }
     };
     // Admitted: the status of every level.
     let status: BTreeMap<Level, LevelStatus> = Level::ALL
@@ -268,10 +317,93 @@ pub fn admit(skills: &[SkillPlans<'_>], vocab: &Vocabulary, opts: &Options<'_>) 
     for k in run.alive() {
         run.verdicts[k.0].plans[k.1] = Verdict::Admitted(status.clone());
     }
-    battery.sort();
     Admission {
         skills: run.verdicts,
         levels,
-        battery,
+        battery: catalog.battery.clone(),
+        catalog,
+        catalog_reused,
     }
+}
+
+/// Version of what [`catalog_key`] hashes: bump it whenever L3 or L4 come to read anything
+/// of a candidate, the settings or the vocabulary that the key does not hash yet.
+const CATALOG_KEY_FORMAT: &str = "skillc admission L3+L4 1";
+
+/// The SHA-256 of everything L3 and L4 read: [`Options::context`] (vocabulary, tool), which of
+/// the two levels are skipped, the L3 thresholds and, for each plan they judge in order (`keys`),
+/// its affinity terms and name as L3 reads them, and its router document ([`l4::doc`]) and
+/// prototype requests ([`l4::prototypes`]) as L4 reads them. Every string is
+/// length-prefixed and each plan hashed apart (then the plans' digests in order), so two
+/// different questions never hash the same bytes.
+fn catalog_key(run: &Judging<'_, '_>, keys: &[Key], opts: &Options<'_>) -> [u8; 32] {
+    use rayon::prelude::*;
+    use sha2::Digest as _;
+    fn put(h: &mut sha2::Sha256, text: &str) {
+        h.update((text.len() as u64).to_le_bytes());
+        h.update(text.as_bytes());
+    }
+    // Each plan's part, on the workers; then the digests in order.
+    let plans: Vec<[u8; 32]> = keys
+        .par_iter()
+        .map(|&k| {
+            let mut h = sha2::Sha256::new();
+            let Some(c) = run.candidate(k) else {
+                put(&mut h, "no candidate");
+                return h.finalize().into();
+            };
+            put(&mut h, &c.name.full());
+            let affinity = c.executor.map_or(&[][..], |e| e.affinity.as_slice());
+            put(&mut h, &affinity.len().to_string());
+            for t in affinity {
+                put(&mut h, t);
+            }
+            let d = l4::doc(c);
+            for part in [&d.name, &d.action, &d.object, &d.provider] {
+                put(&mut h, part);
+            }
+            put(&mut h, &d.qualifiers.len().to_string());
+            for q in &d.qualifiers {
+                put(&mut h, q);
+            }
+            put(&mut h, &d.text.len().to_string());
+            for t in &d.text {
+                put(&mut h, t);
+            }
+            let protos = l4::prototypes(c);
+            put(&mut h, &protos.len().to_string());
+            for (lang, request, kind) in &protos {
+                put(&mut h, lang.as_str());
+                put(&mut h, kind.as_str());
+                put(&mut h, request);
+            }
+            h.finalize().into()
+        })
+        .collect();
+    let mut h = sha2::Sha256::new();
+    put(&mut h, CATALOG_KEY_FORMAT);
+    put(&mut h, &crate::util::hex(&opts.context));
+    put(
+        &mut h,
+        &format!(
+            "skip L3 {} L4 {}; thresholds {} {}; {} plans",
+            opts.skip.contains(&Level::L3),
+            opts.skip.contains(&Level::L4),
+            opts.settings.affinity_threshold.to_bits(),
+            opts.settings.affinity_threshold_same_provider.to_bits(),
+            keys.len()
+        ),
+    );
+    for p in &plans {
+        h.update(p);
+    }
+    h.finalize().into()
+}
+
+/// Whether an earlier answer can stand for `judged` plans: every position among them, and
+/// only L3 and L4 verdicts (a recorded file that says otherwise is not taken).
+fn applies(e: &CatalogVerdicts, judged: usize) -> bool {
+    e.rejected.iter().all(|(pos, level, _)| {
+        usize::try_from(*pos).is_ok_and(|p| p < judged) && matches!(level, Level::L3 | Level::L4)
+    })
 }

@@ -12,6 +12,8 @@ use crate::model::{Lang, PrototypeKind};
 use crate::translate::Outcome;
 use crate::vocab;
 
+mod catalog;
+
 pub(crate) fn name(a: &str, o: &str, p: &str) -> ExecutorName {
     ExecutorName {
         action: a.into(),
@@ -86,7 +88,13 @@ impl Runner for Fake {
 }
 
 pub(crate) fn opts<'a>(skip: &'a [Level], runner: &'a dyn Runner, settings: &'a AdmissionSettings) -> Options<'a> {
-    Options { skip, settings, runner }
+    Options {
+        skip,
+        settings,
+        runner,
+        context: [0; 32],
+        earlier: None,
+    }
 }
 
 /// Jaccard similarity `|a ∩ b| / |a ∪ b|` of two sorted, de-duplicated term lists; 0 when

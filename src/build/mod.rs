@@ -44,7 +44,7 @@ use crate::db::{BuildInputs, Contents, SkillSource};
 use crate::diag::Rule;
 use crate::diag::{Diagnostic, Pos, Severity, Span};
 use crate::generate::{self, SkillInfo, Stamp};
-use crate::model::{Level, LevelStatus, Prototype, SkillFile, WRAPPER_DIGEST};
+use crate::model::{CatalogVerdicts, Level, LevelStatus, Prototype, SkillFile, WRAPPER_DIGEST};
 use crate::rules;
 use crate::skill::{self, SkillCheck};
 use crate::translate::{self, Translation};
@@ -346,6 +346,11 @@ pub struct Decisions {
     pub levels: BTreeMap<Level, LevelStatus>,
     /// The routing battery of the admitted executors (`out/routing.toml`).
     pub battery: Vec<Prototype>,
+    /// The verdicts of the catalog-wide levels, which the session records for the next build
+    /// ([`crate::db::BuildInputs::earlier_catalog`]).
+    pub catalog: CatalogVerdicts,
+    /// Whether those were the earlier build's, taken rather than computed.
+    pub catalog_reused: bool,
 }
 
 /// Admission over the whole catalog: duplicate names (AD003), then [`admit::admit`] (L1, L2,
@@ -393,7 +398,18 @@ pub fn admission(db: &dyn salsa::Database, inputs: BuildInputs) -> Decisions {
     }
     entries.sort_unstable();
     let plans: Vec<SkillPlans<'_>> = entries.iter().map(|&i| skill_plans(units[i].1)).collect();
-    let vocab = &vocab::vocabulary(db, inputs.vocabulary(db)).vocabulary;
+    let vocab_input = inputs.vocabulary(db);
+    let vocab = &vocab::vocabulary(db, vocab_input).vocabulary;
+    // What the catalog-wide levels read besides the candidates and the settings.
+    let context = {
+        use sha2::Digest as _;
+        let mut h = sha2::Sha256::new();
+        for part in [cache::TOOL, vocab_input.text(db).as_str()] {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(part.as_bytes());
+        }
+        h.finalize().into()
+    };
     let result = admit::admit(
         &plans,
         vocab,
@@ -401,6 +417,8 @@ pub fn admission(db: &dyn salsa::Database, inputs: BuildInputs) -> Decisions {
             skip: inputs.skip(db),
             settings: inputs.admission(db),
             runner: inputs.recorded(db),
+            context,
+            earlier: inputs.earlier_catalog(db).as_deref(),
         },
     );
     for (&i, v) in entries.iter().zip(result.skills) {
@@ -415,6 +433,8 @@ pub fn admission(db: &dyn salsa::Database, inputs: BuildInputs) -> Decisions {
         decisions,
         levels: result.levels,
         battery: result.battery,
+        catalog: result.catalog,
+        catalog_reused: result.catalog_reused,
     }
 }
 

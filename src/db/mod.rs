@@ -10,7 +10,7 @@ pub mod load;
 
 use std::sync::{Arc, Mutex};
 
-use crate::model::{AdmissionSettings, FindingSeverity, Level, Limits, Mode, Recorded};
+use crate::model::{AdmissionSettings, CatalogVerdicts, FindingSeverity, Level, Limits, Mode, Recorded};
 
 /// Settings every query may read. One instance per database.
 #[salsa::input(debug)]
@@ -137,6 +137,11 @@ pub struct BuildInputs {
     /// admission ([`Recorded`]).
     #[returns(ref)]
     pub recorded: Recorded,
+    /// The catalog-wide admission verdicts (L3, L4) the last build of this output folder
+    /// recorded, read by the build session when it opens: admission takes them when they
+    /// answer exactly its question ([`CatalogVerdicts::key`]) and judges otherwise.
+    #[returns(ref)]
+    pub earlier_catalog: Option<Arc<CatalogVerdicts>>,
 }
 
 /// Records which queries executed, for tests of incrementality.

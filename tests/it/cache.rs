@@ -22,7 +22,13 @@
 //! | the validation mode | the context | unit test only (`build::cache::tests`): every build validates in the default mode |
 //! | the cache `FORMAT` | the context and the header | unit test only: a constant |
 //! | the signing key, `SOURCE_DATE_EPOCH`, `expires_days` | no: nothing cached reads them | `inputs_nothing_cached_reads_are_hits` |
-//! | `[admission]` thresholds | no: admission is not cached; the menu part is checked against the admitted executors | `inputs_nothing_cached_reads_are_hits` |
+//! | `[admission]` thresholds | no: per-skill entries hold no verdict; the menu part is checked against the admitted executors | `inputs_nothing_cached_reads_are_hits` |
+//!
+//! Admission's catalog-wide verdicts (L3, L4) are recorded apart, one record per output
+//! folder (`.skillc/out/<id>/admission.bin`), keyed by everything those levels read; each of
+//! its inputs is a unit test (`admit::tests::the_catalog_key_follows_every_input_of_l3_and_l4`),
+//! and `the_catalog_verdicts_are_reused_for_the_same_question_only` runs them through fresh
+//! processes.
 //! | `[menu]` | no: applied when the index is rendered | `inputs_nothing_cached_reads_are_hits` |
 //!
 //! Random sequences of these edits, in a long session and in fresh processes, are the
@@ -409,4 +415,89 @@ fn a_corrupt_entry_is_a_miss_with_a_warning() {
     assert_eq!((b.checked.cache_hits, b.checked.cache_refused), (4, 0));
     assert!(b.warnings.is_empty());
     assert_eq!(tree(&d.join("out")), clean(d), "out/ after the entries were rewritten");
+}
+
+/// The catalog-wide verdicts record of the project's only output folder.
+fn verdicts_record(dir: &Path) -> PathBuf {
+    let found: Vec<PathBuf> = walkdir::WalkDir::new(dir.join(".skillc/out"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name() == "admission.bin")
+        .map(walkdir::DirEntry::into_path)
+        .collect();
+    assert_eq!(found.len(), 1, "one record: {found:?}");
+    found.into_iter().next().expect("one record")
+}
+
+/// A fresh process whose plans are those of the last build takes admission's recorded L3/L4
+/// verdicts instead of judging the whole catalog, and writes a clean build's `out/`; plans
+/// that changed, a threshold that changed, or a damaged record are judged again (a damaged
+/// one with a warning), never taken.
+#[test]
+fn the_catalog_verdicts_are_reused_for_the_same_question_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    project(d);
+    let cold = build(d);
+    assert!(!cold.outcome.checked.admission_reused, "nothing recorded yet");
+    let record = verdicts_record(d);
+
+    // Prose only: the skill is computed again, its plans are the same.
+    let md = d.join("skills/gamma/SKILL.md");
+    let text = std::fs::read_to_string(&md).expect("read");
+    std::fs::write(&md, format!("{text}\nSome more words about the shop.\n")).expect("write");
+    let prose = build(d);
+    let c = prose.outcome.checked;
+    assert_eq!(c.cache_misses, 1, "{c:?}");
+    assert!(c.admission_reused, "the same plans: the recorded verdicts are taken");
+    assert!(prose.outcome.warnings.is_empty(), "{:?}", prose.outcome.warnings);
+    assert_eq!(tree(&d.join("out")), clean(d), "out/ after a prose edit");
+
+    // A sub-command more: another question, judged.
+    let text = std::fs::read_to_string(&md).expect("read");
+    std::fs::write(
+        &md,
+        format!("{text}\n```bash\npython3 scripts/tool.py contacts add --name x\n```\n"),
+    )
+    .expect("write");
+    let plans = build(d);
+    assert!(!plans.outcome.checked.admission_reused);
+    assert_eq!(tree(&d.join("out")), clean(d), "out/ after a new sub-command");
+
+    // A threshold: judged again, and out/ is a clean build's with that threshold.
+    let strict = |p: &Path| {
+        let mut o = crate::common::build_options(p);
+        o.admission.affinity_threshold = 0.01;
+        o
+    };
+    let b = build_with(strict(d), BUILT_IN_VOCABULARY, None);
+    assert!(!b.outcome.checked.admission_reused);
+    assert_eq!(tree(&d.join("out")), clean_out(d, strict, BUILT_IN_VOCABULARY));
+
+    // Back to the defaults, then a damaged record: a warning, judged, and written again.
+    build(d);
+    let mut bytes = std::fs::read(&record).expect("read");
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x20;
+    std::fs::write(&record, &bytes).expect("write");
+    edit(d, "alpha", "");
+    let text = std::fs::read_to_string(d.join("skills/alpha/SKILL.md")).expect("read");
+    std::fs::write(d.join("skills/alpha/SKILL.md"), format!("{text}\nMore prose.\n")).expect("write");
+    let damaged = build(d);
+    assert!(!damaged.outcome.checked.admission_reused);
+    assert!(
+        damaged
+            .outcome
+            .warnings
+            .iter()
+            .any(|w| w.contains("admission.bin") && w.contains("digest")),
+        "{:?}",
+        damaged.outcome.warnings
+    );
+    assert_eq!(tree(&d.join("out")), clean(d), "out/ after a damaged record");
+    std::fs::write(d.join("skills/alpha/SKILL.md"), format!("{text}\nMore prose, again.\n")).expect("write");
+    assert!(
+        build(d).outcome.checked.admission_reused,
+        "the record was written again"
+    );
 }

@@ -20,7 +20,7 @@ use crate::extract::{Arg, Program, SubCommand};
 use crate::generate::{Digests, Executor, Labels, SkillInfo};
 use crate::menu::doc::ExecutorText;
 use crate::menu::index::Entry;
-use crate::model::FindingSeverity;
+use crate::model::{CatalogVerdicts, FindingSeverity, Lang, Level, Prototype, PrototypeKind};
 use crate::scan::Finding;
 use crate::skill::SkillCheck;
 use crate::skill::gaia::{ParamType, Permission, SecurityTier};
@@ -296,6 +296,17 @@ impl<A: Code, B: Code> Code for (A, B) {
     }
 }
 
+impl<A: Code, B: Code, C: Code> Code for (A, B, C) {
+    fn put(&self, w: &mut Vec<u8>) {
+        self.0.put(w);
+        self.1.put(w);
+        self.2.put(w);
+    }
+    fn take(r: &mut Reader<'_>) -> Option<Self> {
+        Some((A::take(r)?, B::take(r)?, C::take(r)?))
+    }
+}
+
 impl Code for &'static Rule {
     fn put(&self, w: &mut Vec<u8>) {
         self.code.to_owned().put(w);
@@ -404,6 +415,16 @@ macro_rules! unit_enum {
 }
 
 unit_enum!(Severity { Note, Warning, Error });
+unit_enum!(Level { L1, L2, L3, L4, L5, L6 });
+unit_enum!(Lang { En, It });
+unit_enum!(PrototypeKind { Description, Label });
+record!(Prototype {
+    expected,
+    lang,
+    request,
+    kind
+});
+record!(CatalogVerdicts { key, rejected, battery });
 unit_enum!(FindingSeverity {
     Info,
     Low,

@@ -20,7 +20,7 @@ use super::SkillUnit;
 use crate::generate::Executor;
 use crate::menu::doc::ExecutorText;
 use crate::menu::index::Entry;
-use crate::model::{FindingSeverity, Level, Limits, Mode};
+use crate::model::{CatalogVerdicts, FindingSeverity, Level, Limits, Mode};
 
 /// The first bytes of an entry file.
 pub const MAGIC: &[u8; 8] = b"skillc\x00C";
@@ -268,6 +268,55 @@ pub fn section(bytes: &[u8], which: Section) -> Option<&[u8]> {
 /// Decodes one section of verified entry bytes.
 pub fn take<T: Code>(bytes: &[u8], which: Section) -> Option<T> {
     codec::from_bytes(section(bytes, which)?)
+}
+
+/// The first bytes of a file of catalog-wide admission verdicts ([`encode_catalog`]).
+pub const CATALOG_MAGIC: &[u8; 8] = b"skillc\x00A";
+
+/// The bytes of the file that records the catalog-wide admission verdicts of a build
+/// ([`CatalogVerdicts`]): [`CATALOG_MAGIC`]; [`FORMAT`] (u32, little-endian); the tool
+/// version (a [`codec`] string); the verdicts (their [`Code`]); the SHA-256 of everything
+/// before it.
+pub fn encode_catalog(tool: &str, v: &CatalogVerdicts) -> Vec<u8> {
+    let mut w = Vec::new();
+    w.extend_from_slice(CATALOG_MAGIC);
+    w.extend_from_slice(&FORMAT.to_le_bytes());
+    tool.to_owned().put(&mut w);
+    v.put(&mut w);
+    let digest = sha2::Sha256::digest(&w);
+    w.extend_from_slice(&digest);
+    w
+}
+
+/// The verdicts of [`encode_catalog`]'s bytes, after checking the whole file: magic, format,
+/// tool version, layout and digest.
+///
+/// # Errors
+/// [`Bad`] says which check failed.
+pub fn decode_catalog(bytes: &[u8], tool: &str) -> Result<CatalogVerdicts, Bad> {
+    let body_len = bytes.len().checked_sub(32).ok_or(Bad::Malformed)?;
+    let (body, digest) = bytes.split_at(body_len);
+    if sha2::Sha256::digest(body).as_slice() != digest {
+        return Err(Bad::Digest);
+    }
+    let mut r = Reader::new(body);
+    if r.bytes(CATALOG_MAGIC.len()) != Some(CATALOG_MAGIC.as_slice()) {
+        return Err(Bad::Malformed);
+    }
+    let format = r
+        .bytes(4)
+        .and_then(|b| b.try_into().ok())
+        .map(u32::from_le_bytes)
+        .ok_or(Bad::Malformed)?;
+    let written_by = String::take(&mut r).ok_or(Bad::Malformed)?;
+    if format != FORMAT || written_by != tool {
+        return Err(Bad::Version {
+            format,
+            tool: written_by,
+        });
+    }
+    let v = CatalogVerdicts::take(&mut r).ok_or(Bad::Malformed)?;
+    if r.is_empty() { Ok(v) } else { Err(Bad::Malformed) }
 }
 
 #[cfg(test)]

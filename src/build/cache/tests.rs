@@ -140,3 +140,40 @@ fn entries_are_verified_whole() {
     );
     assert!(matches!(verify(&other, &k, TOOL), Err(Bad::Version { .. })));
 }
+
+/// The record of catalog-wide admission verdicts reads back exactly, and any damage to it,
+/// or another tool's record, is refused (a full admission, never a wrong verdict).
+#[test]
+fn catalog_verdicts_are_verified_whole() {
+    use crate::model::{CatalogVerdicts, Lang, Level, Prototype, PrototypeKind};
+    let v = CatalogVerdicts {
+        key: [3; 32],
+        rejected: vec![
+            (0, Level::L3, "overlaps `b`".into()),
+            (4, Level::L4, "its request routes to `c` ✓".into()),
+        ],
+        battery: vec![Prototype {
+            expected: "list_files_box".into(),
+            lang: Lang::It,
+            request: "elenca file Box".into(),
+            kind: PrototypeKind::Label,
+        }],
+    };
+    let bytes = encode_catalog("1.0.0", &v);
+    assert_eq!(decode_catalog(&bytes, "1.0.0"), Ok(v.clone()));
+    assert!(matches!(decode_catalog(&bytes, "1.0.1"), Err(Bad::Version { .. })));
+    for i in [0, 9, 20, bytes.len() / 2, bytes.len() - 1] {
+        let mut b = bytes.clone();
+        b[i] ^= 0x40;
+        assert_eq!(decode_catalog(&b, "1.0.0"), Err(Bad::Digest), "byte {i} flipped");
+    }
+    for n in [0, 8, 31, bytes.len() - 1] {
+        assert!(decode_catalog(&bytes[..n], "1.0.0").is_err(), "cut at {n}");
+    }
+    // A well-formed file of another kind (a per-skill entry's magic) is not taken either.
+    let mut other = bytes[..bytes.len() - 32].to_vec();
+    other[..8].copy_from_slice(MAGIC);
+    let digest = sha2::Sha256::digest(&other);
+    other.extend_from_slice(&digest);
+    assert_eq!(decode_catalog(&other, "1.0.0"), Err(Bad::Malformed));
+}

@@ -42,4 +42,8 @@ pub struct Checked {
     pub l5_remote: usize,
     /// Wrappers this session sent to `python3` for L5.
     pub l5_described: usize,
+    /// The catalog-wide admission levels (L3 affinity, L4 routing) were not judged: their
+    /// verdicts were those the last build of this output folder recorded for exactly the
+    /// same question (the same plans, settings, vocabulary and tool).
+    pub admission_reused: bool,
 }

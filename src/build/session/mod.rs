@@ -253,6 +253,17 @@ pub struct Session {
     /// The remote cache, opened by the first build with work (`None` inside: not configured,
     /// or it could not be opened).
     remote: Option<Option<remote::Remote>>,
+    /// The record of the catalog-wide admission verdicts ([`warm::CATALOG`]).
+    catalog: CatalogRecord,
+}
+
+/// What a session knows of the record of catalog-wide admission verdicts in its store.
+#[derive(Default)]
+struct CatalogRecord {
+    /// The record was read (by the first build with work).
+    loaded: bool,
+    /// The key of the verdicts the file holds, when known.
+    on_disk: Option<[u8; 32]>,
 }
 
 impl Session {
@@ -286,6 +297,7 @@ impl Session {
             opts.fail_on,
             opts.imported_from.clone(),
             Self::cached_l5(&opts, &python),
+            None,
         );
         // State and fingerprint are per output folder (issue 18, item 7).
         let store = store::Dirs {
@@ -321,6 +333,7 @@ impl Session {
             relist: false,
             cache_tool: crate::build::cache::TOOL.into(),
             remote: None,
+            catalog: CatalogRecord::default(),
         };
         s.refresh_all()?;
         Ok(s)
@@ -576,7 +589,15 @@ impl Session {
         timer.lap("analyze");
         self.run_admission_processes();
         timer.lap("admission processes");
-        let _ = admission(&self.db, inputs);
+        // What admission reads of each skill, made on the workers: admission itself is one
+        // query over the whole catalog, on one thread.
+        skills.par_chunks(64).for_each_with(self.db.clone(), |db, chunk| {
+            for s in chunk {
+                let _ = crate::build::admission_input(db, inputs, *s);
+            }
+        });
+        timer.lap("admission inputs");
+        self.checked.admission_reused = admission(&self.db, inputs).catalog_reused;
         timer.lap("admission");
         sink(Event::Stage {
             stage: "generate",

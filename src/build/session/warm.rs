@@ -27,6 +27,10 @@ pub(super) const DIR: &str = "cache";
 /// what the next build removes when it no longer uses them.
 const LIVE: &str = "cache.keys";
 
+/// The catalog-wide admission verdicts (L3, L4) the last build of an output folder judged,
+/// in that folder's store ([`cache::encode_catalog`]).
+pub(super) const CATALOG: &str = "admission.bin";
+
 /// What a look-up found.
 enum Found {
     /// A verified entry.
@@ -95,8 +99,10 @@ impl Session {
     /// computed for (of `only`, when given: a shard's skills), and sets its `warm` input: the
     /// verified entry — from `.skillc/cache/`, else from the remote cache, whose entries are
     /// kept locally too — or none (computed). A skill whose key is unchanged keeps what the
-    /// database has. Returns the warnings of refused entries and of an unreachable remote
-    /// (each a miss: the skill computed and its entry written again).
+    /// database has. A build of the whole catalog (not `only`) also takes the record of
+    /// admission's catalog-wide verdicts ([`Session::take_catalog_verdicts`]). Returns the
+    /// warnings of refused entries and records and of an unreachable remote (each a miss: the
+    /// skill computed and its entry written again).
     pub(super) fn take_cached(&mut self, timer: &Timer, only: Option<&HashSet<String>>) -> Vec<String> {
         let context = self.cache_context();
         let dir = self.cache_dir();
@@ -154,8 +160,69 @@ impl Session {
             }
         }
         self.pull_l5(&pulled, &mut warnings);
+        if only.is_none() {
+            self.take_catalog_verdicts(&mut warnings);
+        }
         timer.lap("read the build cache");
         warnings
+    }
+
+    /// Reads, once per session, the catalog-wide admission verdicts the last build of this
+    /// output folder recorded, and sets them as admission's `earlier_catalog` input: taken
+    /// when they answer this build's exact question, ignored otherwise. A missing file, or one
+    /// of another version, is no answer; a damaged one is also a warning (and is rewritten).
+    pub(super) fn take_catalog_verdicts(&mut self, warnings: &mut Vec<String>) {
+        if self.catalog.loaded {
+            return;
+        }
+        self.catalog.loaded = true;
+        let path = self.store.out.join(CATALOG);
+        let damaged = |why: &dyn std::fmt::Display| {
+            format!(
+                "warning: {}: {why}; admission judges the whole catalog and the file is written again",
+                path.display()
+            )
+        };
+        let earlier = match std::fs::read(&path) {
+            Ok(bytes) => match cache::decode_catalog(&bytes, &self.cache_tool) {
+                Ok(v) => Some(v),
+                Err(cache::Bad::Version { .. }) => None,
+                Err(why) => {
+                    warnings.push(damaged(&why));
+                    None
+                }
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                warnings.push(damaged(&e));
+                None
+            }
+        };
+        let Some(earlier) = earlier else { return };
+        self.catalog.on_disk = Some(earlier.key);
+        use salsa::Setter as _;
+        self.inputs
+            .set_earlier_catalog(&mut self.db)
+            .to(Some(Arc::new(earlier)));
+    }
+
+    /// Records this build's catalog-wide admission verdicts for the next build, when they are
+    /// not already the file's. A failure only costs the next build a full admission: a
+    /// warning of `outcome`.
+    pub(super) fn store_catalog_verdicts(&mut self, outcome: &mut Outcome) {
+        let decisions = crate::build::admission(&self.db, self.inputs);
+        if self.catalog.on_disk == Some(decisions.catalog.key) {
+            return;
+        }
+        let bytes = cache::encode_catalog(&self.cache_tool, &decisions.catalog);
+        let path = self.store.out.join(CATALOG);
+        match crate::emit::write::write_atomic(&path, &bytes, None) {
+            Ok(()) => self.catalog.on_disk = Some(decisions.catalog.key),
+            Err(e) => outcome.warnings.push(format!(
+                "warning: {} was not written ({e}); the next build judges the whole catalog",
+                path.display()
+            )),
+        }
     }
 
     /// The remote cache, opened on first use; `None` when none is configured or it cannot be
@@ -267,7 +334,9 @@ impl Session {
     /// Writes an entry for every skill computed by this session and not stored yet, in
     /// parallel, and pushes them with their L5 answers to the remote cache; then (unless
     /// `shard`) removes the entries the previous build of this output folder used and this
-    /// one does not. A shard's entries hold no menu part (it needs the catalog's admission).
+    /// one does not, and records admission's catalog-wide verdicts
+    /// ([`Session::store_catalog_verdicts`]). A shard's entries hold no menu part (it needs
+    /// the catalog's admission).
     /// Failures only cost a later miss: they become warnings of `outcome`, which also gets
     /// the counts of entries written and pushed.
     pub(super) fn store_cached(&mut self, outcome: &mut Outcome, shard: bool) {
@@ -356,6 +425,9 @@ impl Session {
         }
         if !shard && let Err(e) = self.prune_cache(&dir) {
             warnings.push(format!("warning: the build cache was not pruned: {e}"));
+        }
+        if !shard {
+            self.store_catalog_verdicts(outcome);
         }
         outcome.checked.cache_written = self.checked.cache_written;
         outcome.checked.remote_pushed = self.checked.remote_pushed;
