@@ -133,6 +133,22 @@ fn payload<'a>(text: &'a str, what: &'static str) -> Result<Vec<u8>, SignError> 
 }
 
 impl SecretKey {
+    /// A 32-byte key for `purpose` derived from this key's secret seed (keyed BLAKE2b-256 of
+    /// the purpose): what only the holder of the signing key can compute, for sealing the
+    /// build's own records (a MAC key), never used to sign. Different purposes give
+    /// independent keys.
+    pub fn derive(&self, purpose: &str) -> [u8; 32] {
+        let seed = self.signing.to_bytes();
+        let hash = blake2b_simd::Params::new()
+            .hash_length(32)
+            .key(&seed)
+            .personal(b"skillc derive")
+            .hash(purpose.as_bytes());
+        let mut out = [0u8; 32];
+        out.copy_from_slice(hash.as_bytes());
+        out
+    }
+
     /// A key from 32 random bytes (the Ed25519 seed) and an 8-byte id.
     pub fn from_seed(seed: [u8; 32], key_id: [u8; 8]) -> SecretKey {
         SecretKey {
@@ -354,6 +370,17 @@ mod tests {
 
     fn key() -> SecretKey {
         SecretKey::from_seed([7u8; 32], *b"skillcID")
+    }
+
+    /// Derived keys are a function of the secret seed and the purpose only: the same for the
+    /// same key, different for another purpose or another seed (the key id plays no part).
+    #[test]
+    fn derived_keys_depend_on_the_seed_and_the_purpose() {
+        let a = key().derive("record");
+        assert_eq!(a, key().derive("record"));
+        assert_eq!(a, SecretKey::from_seed([7u8; 32], *b"otherID!").derive("record"));
+        assert_ne!(a, key().derive("another record"));
+        assert_ne!(a, SecretKey::from_seed([8u8; 32], *b"skillcID").derive("record"));
     }
 
     #[test]

@@ -490,7 +490,7 @@ fn the_catalog_verdicts_are_reused_for_the_same_question_only() {
             .outcome
             .warnings
             .iter()
-            .any(|w| w.contains("admission.bin") && w.contains("digest")),
+            .any(|w| w.contains("admission.bin") && w.contains("seal")),
         "{:?}",
         damaged.outcome.warnings
     );

@@ -194,6 +194,10 @@ pub enum Bad {
     /// The key inside is not the file's.
     #[error("it holds another key")]
     Key,
+    /// A sealed record ([`Seal`]) whose contents its seal does not vouch for: damaged, or
+    /// edited by someone who does not hold the signing key.
+    #[error("its seal does not match its contents (damaged, or not written by a build with this signing key)")]
+    Seal,
 }
 
 /// An entry's header and the byte ranges of its sections, from walking its layout (no check
@@ -273,32 +277,56 @@ pub fn take<T: Code>(bytes: &[u8], which: Section) -> Option<T> {
 /// The first bytes of a file of catalog-wide admission verdicts ([`encode_catalog`]).
 pub const CATALOG_MAGIC: &[u8; 8] = b"skillc\x00A";
 
+/// What seals a record of catalog-wide verdicts: the signing key's id and a key derived from
+/// its secret (`sign::SecretKey::derive`). The seal is a keyed BLAKE2b-256 (a MAC) of the
+/// record, so a record edited by hand, or made by anyone who does not hold the signing key,
+/// is refused even when its bytes are otherwise well formed: its verdicts end in what the
+/// catalog signs.
+pub struct Seal {
+    /// The id of the signing key (a record of another key is no answer, silently).
+    pub key_id: [u8; 8],
+    /// The MAC key.
+    pub key: [u8; 32],
+}
+
+impl Seal {
+    fn mac(&self, body: &[u8]) -> [u8; 32] {
+        let hash = blake2b_simd::Params::new()
+            .hash_length(32)
+            .key(&self.key)
+            .personal(b"skillc record")
+            .hash(body);
+        let mut out = [0u8; 32];
+        out.copy_from_slice(hash.as_bytes());
+        out
+    }
+}
+
 /// The bytes of the file that records the catalog-wide admission verdicts of a build
 /// ([`CatalogVerdicts`]): [`CATALOG_MAGIC`]; [`FORMAT`] (u32, little-endian); the tool
-/// version (a [`codec`] string); the verdicts (their [`Code`]); the SHA-256 of everything
-/// before it.
-pub fn encode_catalog(tool: &str, v: &CatalogVerdicts) -> Vec<u8> {
+/// version (a [`codec`] string); the signing key's id (8 bytes); the verdicts (their
+/// [`Code`]); the [`Seal`]'s MAC of everything before it (32 bytes).
+pub fn encode_catalog(tool: &str, v: &CatalogVerdicts, seal: &Seal) -> Vec<u8> {
     let mut w = Vec::new();
     w.extend_from_slice(CATALOG_MAGIC);
     w.extend_from_slice(&FORMAT.to_le_bytes());
     tool.to_owned().put(&mut w);
+    w.extend_from_slice(&seal.key_id);
     v.put(&mut w);
-    let digest = sha2::Sha256::digest(&w);
-    w.extend_from_slice(&digest);
+    let mac = seal.mac(&w);
+    w.extend_from_slice(&mac);
     w
 }
 
 /// The verdicts of [`encode_catalog`]'s bytes, after checking the whole file: magic, format,
-/// tool version, layout and digest.
+/// tool version, signing key, layout and seal.
 ///
 /// # Errors
-/// [`Bad`] says which check failed.
-pub fn decode_catalog(bytes: &[u8], tool: &str) -> Result<CatalogVerdicts, Bad> {
+/// [`Bad`] says which check failed: [`Bad::Version`] also for a record of another signing
+/// key (no answer rather than damage), [`Bad::Seal`] for contents the seal does not vouch for.
+pub fn decode_catalog(bytes: &[u8], tool: &str, seal: &Seal) -> Result<CatalogVerdicts, Bad> {
     let body_len = bytes.len().checked_sub(32).ok_or(Bad::Malformed)?;
-    let (body, digest) = bytes.split_at(body_len);
-    if sha2::Sha256::digest(body).as_slice() != digest {
-        return Err(Bad::Digest);
-    }
+    let (body, mac) = bytes.split_at(body_len);
     let mut r = Reader::new(body);
     if r.bytes(CATALOG_MAGIC.len()) != Some(CATALOG_MAGIC.as_slice()) {
         return Err(Bad::Malformed);
@@ -309,11 +337,15 @@ pub fn decode_catalog(bytes: &[u8], tool: &str) -> Result<CatalogVerdicts, Bad> 
         .map(u32::from_le_bytes)
         .ok_or(Bad::Malformed)?;
     let written_by = String::take(&mut r).ok_or(Bad::Malformed)?;
-    if format != FORMAT || written_by != tool {
+    let key_id = r.bytes(8).ok_or(Bad::Malformed)?;
+    if format != FORMAT || written_by != tool || key_id != seal.key_id.as_slice() {
         return Err(Bad::Version {
             format,
             tool: written_by,
         });
+    }
+    if seal.mac(body).as_slice() != mac {
+        return Err(Bad::Seal);
     }
     let v = CatalogVerdicts::take(&mut r).ok_or(Bad::Malformed)?;
     if r.is_empty() { Ok(v) } else { Err(Bad::Malformed) }

@@ -142,7 +142,8 @@ fn entries_are_verified_whole() {
 }
 
 /// The record of catalog-wide admission verdicts reads back exactly, and any damage to it,
-/// or another tool's record, is refused (a full admission, never a wrong verdict).
+/// a record of another tool or signing key, or one edited and sealed by someone without the
+/// signing key, is refused (a full admission, never a wrong verdict).
 #[test]
 fn catalog_verdicts_are_verified_whole() {
     use crate::model::{CatalogVerdicts, Lang, Level, Prototype, PrototypeKind};
@@ -159,21 +160,51 @@ fn catalog_verdicts_are_verified_whole() {
             kind: PrototypeKind::Label,
         }],
     };
-    let bytes = encode_catalog("1.0.0", &v);
-    assert_eq!(decode_catalog(&bytes, "1.0.0"), Ok(v.clone()));
-    assert!(matches!(decode_catalog(&bytes, "1.0.1"), Err(Bad::Version { .. })));
-    for i in [0, 9, 20, bytes.len() / 2, bytes.len() - 1] {
+    let seal = Seal {
+        key_id: *b"key-id-1",
+        key: [5; 32],
+    };
+    let bytes = encode_catalog("1.0.0", &v, &seal);
+    assert_eq!(decode_catalog(&bytes, "1.0.0", &seal), Ok(v.clone()));
+    assert!(matches!(
+        decode_catalog(&bytes, "1.0.1", &seal),
+        Err(Bad::Version { .. })
+    ));
+    let other_key = Seal {
+        key_id: *b"key-id-2",
+        key: [5; 32],
+    };
+    assert!(matches!(
+        decode_catalog(&bytes, "1.0.0", &other_key),
+        Err(Bad::Version { .. })
+    ));
+    // Every byte matters; past the header, a changed byte is a broken seal.
+    let header = CATALOG_MAGIC.len() + 4 + 6 + 8;
+    for i in 0..bytes.len() {
         let mut b = bytes.clone();
         b[i] ^= 0x40;
-        assert_eq!(decode_catalog(&b, "1.0.0"), Err(Bad::Digest), "byte {i} flipped");
+        let got = decode_catalog(&b, "1.0.0", &seal);
+        assert!(got.is_err(), "byte {i} flipped: {got:?}");
+        if i >= header {
+            assert_eq!(got, Err(Bad::Seal), "byte {i} flipped");
+        }
     }
     for n in [0, 8, 31, bytes.len() - 1] {
-        assert!(decode_catalog(&bytes[..n], "1.0.0").is_err(), "cut at {n}");
+        assert!(decode_catalog(&bytes[..n], "1.0.0", &seal).is_err(), "cut at {n}");
     }
+    // Edited verdicts, sealed again without the signing key's derived key: refused.
+    let forged = CatalogVerdicts {
+        rejected: Vec::new(),
+        ..v.clone()
+    };
+    let guessed = Seal {
+        key_id: seal.key_id,
+        key: [6; 32],
+    };
+    let forged = encode_catalog("1.0.0", &forged, &guessed);
+    assert_eq!(decode_catalog(&forged, "1.0.0", &seal), Err(Bad::Seal));
     // A well-formed file of another kind (a per-skill entry's magic) is not taken either.
-    let mut other = bytes[..bytes.len() - 32].to_vec();
+    let mut other = bytes.clone();
     other[..8].copy_from_slice(MAGIC);
-    let digest = sha2::Sha256::digest(&other);
-    other.extend_from_slice(&digest);
-    assert_eq!(decode_catalog(&other, "1.0.0"), Err(Bad::Malformed));
+    assert_eq!(decode_catalog(&other, "1.0.0", &seal), Err(Bad::Malformed));
 }

@@ -58,7 +58,7 @@ fn entry_path(dir: &Path, key: &[u8; 32]) -> PathBuf {
 
 fn look_up(dir: &Path, key: &[u8; 32], tool: &str) -> Found {
     let path = entry_path(dir, key);
-    match std::fs::read(&path) {
+    match crate::build::store::read_regular(&path) {
         Ok(bytes) => match cache::verify(&bytes, key, tool) {
             Ok(_) => Found::Entry(Arc::from(bytes)),
             Err(why) => Found::Refused(format!("{}: {why}", path.display())),
@@ -183,8 +183,8 @@ impl Session {
                 path.display()
             )
         };
-        let earlier = match std::fs::read(&path) {
-            Ok(bytes) => match cache::decode_catalog(&bytes, &self.cache_tool) {
+        let earlier = match crate::build::store::read_regular(&path) {
+            Ok(bytes) => match cache::decode_catalog(&bytes, &self.cache_tool, &self.catalog_seal()) {
                 Ok(v) => Some(v),
                 Err(cache::Bad::Version { .. }) => None,
                 Err(why) => {
@@ -206,6 +206,15 @@ impl Session {
             .to(Some(Arc::new(earlier)));
     }
 
+    /// The key that seals the record of catalog-wide verdicts: derived from the signing key,
+    /// so that only whoever can sign this catalog can make a record a build takes.
+    fn catalog_seal(&self) -> cache::Seal {
+        cache::Seal {
+            key_id: self.opts.key.key_id,
+            key: self.opts.key.derive("skillc admission record"),
+        }
+    }
+
     /// Records this build's catalog-wide admission verdicts for the next build, when they are
     /// not already the file's. A failure only costs the next build a full admission: a
     /// warning of `outcome`.
@@ -214,7 +223,7 @@ impl Session {
         if self.catalog.on_disk == Some(decisions.catalog.key) {
             return;
         }
-        let bytes = cache::encode_catalog(&self.cache_tool, &decisions.catalog);
+        let bytes = cache::encode_catalog(&self.cache_tool, &decisions.catalog, &self.catalog_seal());
         let path = self.store.out.join(CATALOG);
         match crate::emit::write::write_atomic(&path, &bytes, None) {
             Ok(()) => self.catalog.on_disk = Some(decisions.catalog.key),
@@ -438,7 +447,7 @@ impl Session {
     fn prune_cache(&self, dir: &Path) -> std::io::Result<()> {
         let file = self.store.out.join(LIVE);
         let live: HashSet<[u8; 32]> = self.skills.values().filter_map(|k| k.key).collect();
-        let old: HashSet<[u8; 32]> = match std::fs::read(&file) {
+        let old: HashSet<[u8; 32]> = match crate::build::store::read_regular(&file) {
             Ok(bytes) => bytes
                 .chunks_exact(32)
                 .filter_map(|c| <[u8; 32]>::try_from(c).ok())
