@@ -277,41 +277,51 @@ pub fn take<T: Code>(bytes: &[u8], which: Section) -> Option<T> {
 /// The first bytes of a file of catalog-wide admission verdicts ([`encode_catalog`]).
 pub const CATALOG_MAGIC: &[u8; 8] = b"skillc\x00A";
 
-/// What seals a record of catalog-wide verdicts: the signing key's id and a key derived from
-/// its secret (`sign::SecretKey::derive`). The seal is a keyed BLAKE2b-256 (a MAC) of the
-/// record, so a record edited by hand, or made by anyone who does not hold the signing key,
-/// is refused even when its bytes are otherwise well formed: its verdicts end in what the
-/// catalog signs.
+/// What seals a record of catalog-wide verdicts: a key derived from the signing key's secret
+/// (`sign::SecretKey::derive`). The seal is a keyed BLAKE2b-256 (a MAC) of the record, so a
+/// record edited by hand, or made by anyone who does not hold the signing key, is refused
+/// even when its bytes are otherwise well formed: its verdicts end in what the catalog signs.
 pub struct Seal {
-    /// The id of the signing key (a record of another key is no answer, silently).
-    pub key_id: [u8; 8],
     /// The MAC key.
     pub key: [u8; 32],
 }
 
 impl Seal {
-    fn mac(&self, body: &[u8]) -> [u8; 32] {
+    fn hash(&self, personal: &[u8], data: &[u8]) -> [u8; 32] {
         let hash = blake2b_simd::Params::new()
             .hash_length(32)
             .key(&self.key)
-            .personal(b"skillc record")
-            .hash(body);
+            .personal(personal)
+            .hash(data);
         let mut out = [0u8; 32];
         out.copy_from_slice(hash.as_bytes());
         out
+    }
+
+    /// The MAC of `body`.
+    fn mac(&self, body: &[u8]) -> [u8; 32] {
+        self.hash(b"skillc record", body)
+    }
+
+    /// Which key sealed a record (8 bytes, written in its header): a record of another key is
+    /// no answer rather than damage. Derived from the key, so it tells nothing of it.
+    fn id(&self) -> [u8; 8] {
+        let mut id = [0u8; 8];
+        id.copy_from_slice(&self.hash(b"skillc seal id", b"")[..8]);
+        id
     }
 }
 
 /// The bytes of the file that records the catalog-wide admission verdicts of a build
 /// ([`CatalogVerdicts`]): [`CATALOG_MAGIC`]; [`FORMAT`] (u32, little-endian); the tool
-/// version (a [`codec`] string); the signing key's id (8 bytes); the verdicts (their
-/// [`Code`]); the [`Seal`]'s MAC of everything before it (32 bytes).
+/// version (a [`codec`] string); the seal's id (8 bytes, [`Seal`]); the verdicts (their
+/// [`Code`]); the seal's MAC of everything before it (32 bytes).
 pub fn encode_catalog(tool: &str, v: &CatalogVerdicts, seal: &Seal) -> Vec<u8> {
     let mut w = Vec::new();
     w.extend_from_slice(CATALOG_MAGIC);
     w.extend_from_slice(&FORMAT.to_le_bytes());
     tool.to_owned().put(&mut w);
-    w.extend_from_slice(&seal.key_id);
+    w.extend_from_slice(&seal.id());
     v.put(&mut w);
     let mac = seal.mac(&w);
     w.extend_from_slice(&mac);
@@ -337,8 +347,8 @@ pub fn decode_catalog(bytes: &[u8], tool: &str, seal: &Seal) -> Result<CatalogVe
         .map(u32::from_le_bytes)
         .ok_or(Bad::Malformed)?;
     let written_by = String::take(&mut r).ok_or(Bad::Malformed)?;
-    let key_id = r.bytes(8).ok_or(Bad::Malformed)?;
-    if format != FORMAT || written_by != tool || key_id != seal.key_id.as_slice() {
+    let sealed_by = r.bytes(8).ok_or(Bad::Malformed)?;
+    if format != FORMAT || written_by != tool || sealed_by != seal.id().as_slice() {
         return Err(Bad::Version {
             format,
             tool: written_by,

@@ -160,20 +160,14 @@ fn catalog_verdicts_are_verified_whole() {
             kind: PrototypeKind::Label,
         }],
     };
-    let seal = Seal {
-        key_id: *b"key-id-1",
-        key: [5; 32],
-    };
+    let seal = Seal { key: [5; 32] };
     let bytes = encode_catalog("1.0.0", &v, &seal);
     assert_eq!(decode_catalog(&bytes, "1.0.0", &seal), Ok(v.clone()));
     assert!(matches!(
         decode_catalog(&bytes, "1.0.1", &seal),
         Err(Bad::Version { .. })
     ));
-    let other_key = Seal {
-        key_id: *b"key-id-2",
-        key: [5; 32],
-    };
+    let other_key = Seal { key: [6; 32] };
     assert!(matches!(
         decode_catalog(&bytes, "1.0.0", &other_key),
         Err(Bad::Version { .. })
@@ -192,16 +186,15 @@ fn catalog_verdicts_are_verified_whole() {
     for n in [0, 8, 31, bytes.len() - 1] {
         assert!(decode_catalog(&bytes[..n], "1.0.0", &seal).is_err(), "cut at {n}");
     }
-    // Edited verdicts, sealed again without the signing key's derived key: refused.
+    // Edited verdicts, sealed again without the signing key's derived key and given this
+    // key's seal id: refused.
     let forged = CatalogVerdicts {
         rejected: Vec::new(),
         ..v.clone()
     };
-    let guessed = Seal {
-        key_id: seal.key_id,
-        key: [6; 32],
-    };
-    let forged = encode_catalog("1.0.0", &forged, &guessed);
+    let mut forged = encode_catalog("1.0.0", &forged, &other_key);
+    let id_at = CATALOG_MAGIC.len() + 4 + 6;
+    forged[id_at..id_at + 8].copy_from_slice(&bytes[id_at..id_at + 8]);
     assert_eq!(decode_catalog(&forged, "1.0.0", &seal), Err(Bad::Seal));
     // A well-formed file of another kind (a per-skill entry's magic) is not taken either.
     let mut other = bytes.clone();

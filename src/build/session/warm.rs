@@ -210,7 +210,6 @@ impl Session {
     /// so that only whoever can sign this catalog can make a record a build takes.
     fn catalog_seal(&self) -> cache::Seal {
         cache::Seal {
-            key_id: self.opts.key.key_id,
             key: self.opts.key.derive("skillc admission record"),
         }
     }
