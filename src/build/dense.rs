@@ -58,7 +58,10 @@ fn cache_path(state_dir: &Path, id: &str) -> PathBuf {
 /// shortcut).
 fn read_cache(path: &Path) -> HashMap<String, Vec<f32>> {
     let mut out = HashMap::new();
-    let Ok(b) = std::fs::read(path) else { return out };
+    // Only a regular file: a FIFO or a device in its place is no cache, not a hang.
+    let Ok(b) = crate::emit::write::read_regular(path) else {
+        return out;
+    };
     if b.len() < 20 || &b[..16] != CACHE_MAGIC {
         return out;
     }

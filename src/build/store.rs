@@ -151,33 +151,10 @@ pub struct Fingerprint {
     pub expires_at: Option<i64>,
 }
 
-/// Reads a file of skillc's own state (`.skillc/`): only a regular file (a link is followed),
-/// and at most the size it had when opened. A FIFO, a device such as `/dev/zero` or a folder
-/// put in its place is an error (`InvalidInput`), never a read that blocks or never ends.
-///
-/// # Errors
-/// Any IO failure, and `InvalidInput` for anything but a regular file.
-pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read as _;
-    // Checked before opening: opening a FIFO for reading blocks until a writer comes.
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
-    let file = std::fs::File::open(path)?;
-    let len = file.metadata()?.len();
-    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-    file.take(len).read_to_end(&mut bytes)?;
-    Ok(bytes)
-}
-
 /// Reads a JSON store file; `None` when it is missing, unreadable, not a regular file or of
 /// another format.
 pub fn read<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
-    let bytes = read_regular(path).ok()?;
+    let bytes = crate::emit::write::read_regular(path).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 

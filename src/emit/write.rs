@@ -155,6 +155,29 @@ pub fn in_contract(path: &str) -> bool {
         || path.starts_with("skills/")
 }
 
+/// Reads a file of skillc's own state (`.skillc/`): only a regular file (a link is followed),
+/// and at most the size it had when opened. A FIFO, a device such as `/dev/zero` or a folder
+/// put in its place is an error (`InvalidInput`), never a read that blocks or never ends.
+///
+/// # Errors
+/// Any IO failure, and `InvalidInput` for anything but a regular file.
+pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    // Checked before opening: opening a FIFO for reading blocks until a writer comes.
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    let file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(len).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Writes `bytes` to `path` atomically (temporary file in the same folder, then rename).
 ///
 /// # Errors
@@ -338,6 +361,37 @@ pub(crate) fn is_executable(_: &std::fs::Metadata) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only regular files are read: a folder, a device or a FIFO in a state file's place is an
+    /// `InvalidInput` error at once (the FIFO is refused before it is opened, so the read
+    /// never blocks; `/dev/zero` never ends).
+    #[test]
+    fn only_regular_files_are_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("state.json");
+        std::fs::write(&file, b"{}").expect("write");
+        assert_eq!(read_regular(&file).expect("read"), b"{}");
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success(), "mkfifo {}", fifo.display());
+        for path in [dir.path(), Path::new("/dev/zero"), Path::new("/dev/null"), &fifo] {
+            let e = read_regular(path).expect_err("not a regular file");
+            assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{}", path.display());
+        }
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink("/dev/zero", &link).expect("symlink");
+        assert_eq!(
+            read_regular(&link).map_err(|e| e.kind()),
+            Err(std::io::ErrorKind::InvalidInput)
+        );
+        assert_eq!(
+            read_regular(&dir.path().join("missing")).map_err(|e| e.kind()),
+            Err(std::io::ErrorKind::NotFound)
+        );
+    }
 
     #[test]
     fn refuses_foreign_folders() {

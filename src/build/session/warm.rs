@@ -58,7 +58,7 @@ fn entry_path(dir: &Path, key: &[u8; 32]) -> PathBuf {
 
 fn look_up(dir: &Path, key: &[u8; 32], tool: &str) -> Found {
     let path = entry_path(dir, key);
-    match crate::build::store::read_regular(&path) {
+    match crate::emit::write::read_regular(&path) {
         Ok(bytes) => match cache::verify(&bytes, key, tool) {
             Ok(_) => Found::Entry(Arc::from(bytes)),
             Err(why) => Found::Refused(format!("{}: {why}", path.display())),
@@ -183,7 +183,7 @@ impl Session {
                 path.display()
             )
         };
-        let earlier = match crate::build::store::read_regular(&path) {
+        let earlier = match crate::emit::write::read_regular(&path) {
             Ok(bytes) => match cache::decode_catalog(&bytes, &self.cache_tool, &self.catalog_seal()) {
                 Ok(v) => Some(v),
                 Err(cache::Bad::Version { .. }) => None,
@@ -446,7 +446,7 @@ impl Session {
     fn prune_cache(&self, dir: &Path) -> std::io::Result<()> {
         let file = self.store.out.join(LIVE);
         let live: HashSet<[u8; 32]> = self.skills.values().filter_map(|k| k.key).collect();
-        let old: HashSet<[u8; 32]> = match crate::build::store::read_regular(&file) {
+        let old: HashSet<[u8; 32]> = match crate::emit::write::read_regular(&file) {
             Ok(bytes) => bytes
                 .chunks_exact(32)
                 .filter_map(|c| <[u8; 32]>::try_from(c).ok())
