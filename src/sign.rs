@@ -138,15 +138,7 @@ impl SecretKey {
     /// build's own records (a MAC key), never used to sign. Different purposes give
     /// independent keys.
     pub fn derive(&self, purpose: &str) -> [u8; 32] {
-        let seed = self.signing.to_bytes();
-        let hash = blake2b_simd::Params::new()
-            .hash_length(32)
-            .key(&seed)
-            .personal(b"skillc derive")
-            .hash(purpose.as_bytes());
-        let mut out = [0u8; 32];
-        out.copy_from_slice(hash.as_bytes());
-        out
+        crate::util::keyed_blake2b(&self.signing.to_bytes(), b"skillc derive", purpose.as_bytes())
     }
 
     /// A key from 32 random bytes (the Ed25519 seed) and an 8-byte id.

@@ -1,4 +1,4 @@
-//! Small pure helpers every layer uses, each written once: hex digests, sorted JSON, TOML
+//! Small pure helpers every layer uses, each written once: hex digests, keyed BLAKE2b, sorted JSON, TOML
 //! string quoting and relative paths.
 
 use std::path::{Component, Path, PathBuf};
@@ -18,6 +18,20 @@ pub fn hex(bytes: &[u8]) -> String {
 pub fn sha256(bytes: &[u8]) -> String {
     use sha2::Digest as _;
     hex(&sha2::Sha256::digest(bytes))
+}
+
+/// Keyed BLAKE2b-256 of `data` (a MAC, or a key derivation) under `key`, with `personal`
+/// (at most 16 bytes) keeping uses apart: the same key never gives the same bytes for two
+/// purposes.
+pub fn keyed_blake2b(key: &[u8; 32], personal: &[u8], data: &[u8]) -> [u8; 32] {
+    let hash = blake2b_simd::Params::new()
+        .hash_length(32)
+        .key(key)
+        .personal(personal)
+        .hash(data);
+    let mut out = [0u8; 32];
+    out.copy_from_slice(hash.as_bytes());
+    out
 }
 
 /// Sorts the keys of every object of a JSON value, recursively (deterministic output).

@@ -16,7 +16,7 @@
 //!   one plan's label request routes to another executor, the victim and the executor that
 //!   steals it are both rejected, each naming the other (a description request that routes
 //!   elsewhere rejects only its own plan: the description asks for another executor's job). The battery is re-run on the survivors until
-//!   it holds, so [`Admission::battery`] passes on exactly the admitted catalog.
+//!   it holds, so the battery ([`CatalogVerdicts::battery`] of [`Admission::catalog`]) passes on exactly the admitted catalog.
 //! - **L5 executable**: the referenced program is a file of the skill or a declared binary, the
 //!   wrapper compiles and its `--describe` equals the contract (`AD006`). Admission runs no
 //!   process: it asks a [`Runner`], and the build hands it the answers its IO layer recorded
@@ -44,8 +44,7 @@ use std::collections::BTreeMap;
 use crate::diag::Rule;
 use crate::generate::{Executor, SkillInfo};
 use crate::model::{
-    AdmissionSettings, CatalogVerdicts, DescribeResult, Level, LevelStatus, Prototype, Recorded, SkillFile,
-    WRAPPER_DIGEST,
+    AdmissionSettings, CatalogVerdicts, DescribeResult, Level, LevelStatus, Recorded, SkillFile, WRAPPER_DIGEST,
 };
 use crate::rules;
 use crate::translate::{ExecutorName, Plan};
@@ -177,9 +176,8 @@ pub struct Admission {
     pub skills: Vec<SkillVerdict>,
     /// Catalog-wide status of each level: `run`, `skipped` or `not-run`.
     pub levels: BTreeMap<Level, LevelStatus>,
-    /// The routing battery of the admitted executors, sorted (empty when L4 is skipped).
-    pub battery: Vec<Prototype>,
-    /// The verdicts of L3 and L4, to record for a later build ([`Options::earlier`]).
+    /// The verdicts of L3 and L4, to record for a later build ([`Options::earlier`]), with
+    /// the routing battery of the admitted executors (`catalog.battery`).
     pub catalog: CatalogVerdicts,
     /// Whether those were taken from [`Options::earlier`] rather than computed.
     pub catalog_reused: bool,
@@ -320,7 +318,6 @@ pub fn admit(skills: &[SkillPlans<'_>], vocab: &Vocabulary, opts: &Options<'_>) 
     Admission {
         skills: run.verdicts,
         levels,
-        battery: catalog.battery.clone(),
         catalog,
         catalog_reused,
     }

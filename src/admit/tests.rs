@@ -8,7 +8,7 @@ use super::l5::check_program;
 use super::*;
 use crate::extract::{Program, SubCommand};
 use crate::generate::{self, Stamp};
-use crate::model::{Lang, PrototypeKind};
+use crate::model::{Lang, Prototype, PrototypeKind};
 use crate::translate::Outcome;
 use crate::vocab;
 
@@ -523,8 +523,13 @@ fn l4_rejects_a_plan_whose_request_routes_elsewhere_and_writes_the_battery() {
             .collect();
         let a = admit(&skills, &v, &opts(&skip, &fake, &AdmissionSettings::default()));
         // The battery holds the requests of the admitted executors only.
-        assert!(a.battery.iter().all(|p| p.expected != "list_files_csv_xlsx_alpha"));
-        assert!(a.battery.contains(&Prototype {
+        assert!(
+            a.catalog
+                .battery
+                .iter()
+                .all(|p| p.expected != "list_files_csv_xlsx_alpha")
+        );
+        assert!(a.catalog.battery.contains(&Prototype {
             expected: "delete_files_beta".into(),
             lang: Lang::It,
             request: "elimina file Beta".into(),

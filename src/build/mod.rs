@@ -44,7 +44,7 @@ use crate::db::{BuildInputs, Contents, SkillSource};
 use crate::diag::Rule;
 use crate::diag::{Diagnostic, Pos, Severity, Span};
 use crate::generate::{self, SkillInfo, Stamp};
-use crate::model::{CatalogVerdicts, Level, LevelStatus, Prototype, SkillFile, WRAPPER_DIGEST};
+use crate::model::{CatalogVerdicts, Level, LevelStatus, SkillFile, WRAPPER_DIGEST};
 use crate::rules;
 use crate::skill::{self, SkillCheck};
 use crate::translate::{self, Translation};
@@ -344,10 +344,9 @@ pub struct Decisions {
     pub decisions: HashMap<SkillSource, Decision>,
     /// Catalog-wide status of each level: `run`, `skipped` or `not-run`.
     pub levels: BTreeMap<Level, LevelStatus>,
-    /// The routing battery of the admitted executors (`out/routing.toml`).
-    pub battery: Vec<Prototype>,
     /// The verdicts of the catalog-wide levels, which the session records for the next build
-    /// ([`crate::db::BuildInputs::earlier_catalog`]).
+    /// ([`crate::db::BuildInputs::earlier_catalog`]), with the routing battery of the admitted
+    /// executors (`catalog.battery`, `out/routing.toml`).
     pub catalog: CatalogVerdicts,
     /// Whether those were the earlier build's, taken rather than computed.
     pub catalog_reused: bool,
@@ -432,7 +431,6 @@ pub fn admission(db: &dyn salsa::Database, inputs: BuildInputs) -> Decisions {
     Decisions {
         decisions,
         levels: result.levels,
-        battery: result.battery,
         catalog: result.catalog,
         catalog_reused: result.catalog_reused,
     }

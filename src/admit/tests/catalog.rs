@@ -101,13 +101,12 @@ fn recorded_catalog_verdicts_stand_for_the_same_question_only() {
     assert!(!full.catalog_reused);
     let levels: Vec<Level> = full.catalog.rejected.iter().map(|r| r.1).collect();
     assert!(levels.contains(&Level::L3) && levels.contains(&Level::L4), "{full:?}");
-    assert!(!full.battery.is_empty());
-    assert_eq!(full.battery, full.catalog.battery);
+    assert!(!full.catalog.battery.is_empty());
 
     let again = j.admit(Some(&full.catalog));
     assert!(again.catalog_reused);
     assert_eq!(again.skills, full.skills);
-    assert_eq!(again.battery, full.battery);
+    assert_eq!(again.catalog.battery, full.catalog.battery);
     assert_eq!(again.catalog, full.catalog);
 
     // Another question: the record is not taken, and the verdicts are judged afresh.

@@ -287,27 +287,16 @@ pub struct Seal {
 }
 
 impl Seal {
-    fn hash(&self, personal: &[u8], data: &[u8]) -> [u8; 32] {
-        let hash = blake2b_simd::Params::new()
-            .hash_length(32)
-            .key(&self.key)
-            .personal(personal)
-            .hash(data);
-        let mut out = [0u8; 32];
-        out.copy_from_slice(hash.as_bytes());
-        out
-    }
-
     /// The MAC of `body`.
     fn mac(&self, body: &[u8]) -> [u8; 32] {
-        self.hash(b"skillc record", body)
+        crate::util::keyed_blake2b(&self.key, b"skillc record", body)
     }
 
     /// Which key sealed a record (8 bytes, written in its header): a record of another key is
     /// no answer rather than damage. Derived from the key, so it tells nothing of it.
     fn id(&self) -> [u8; 8] {
         let mut id = [0u8; 8];
-        id.copy_from_slice(&self.hash(b"skillc seal id", b"")[..8]);
+        id.copy_from_slice(&crate::util::keyed_blake2b(&self.key, b"skillc seal id", b"")[..8]);
         id
     }
 }

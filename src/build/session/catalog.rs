@@ -38,7 +38,7 @@ pub(super) fn report(
 /// `routing.toml`: the battery of the admitted executors.
 pub(super) fn routing(decisions: &Decisions) -> String {
     emit::render_routing(
-        &decisions.battery,
+        &decisions.catalog.battery,
         decisions.levels.get(&Level::L4).copied().unwrap_or(LevelStatus::NotRun),
     )
 }
